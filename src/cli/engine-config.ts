@@ -1,0 +1,41 @@
+/**
+ * Builds the native engine's JSON config from flags (and --engine.config, which flags
+ * override). Keys are those of native/README.md.
+ */
+import * as fs from 'node:fs';
+import type { EngineConfig } from '../engine/native-engine';
+import { Resolved, UsageError } from './options';
+
+export function engineConfigFrom(o: Resolved): EngineConfig {
+  let base: EngineConfig = {};
+  const file = o['engine.config'] as string | undefined;
+  if (file) {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--engine.config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    try {
+      base = JSON.parse(text) as EngineConfig;
+    } catch (e) {
+      throw new UsageError(`--engine.config ${file}: not valid JSON: ${(e as Error).message}`);
+    }
+    if (typeof base !== 'object' || base === null || Array.isArray(base)) throw new UsageError(`--engine.config ${file}: must be a JSON object`);
+  }
+  const cfg: EngineConfig = {
+    ...base,
+    backend: o['engine.backend'],
+    gpus: o['engine.gpus'],
+    workers_per_gpu: o['engine.workers-per-gpu'],
+    synthesis_concurrency: o['engine.synthesis-concurrency'],
+  };
+  if (o['engine.backend'] === 'sim') cfg.time_scale = o['engine.time-scale'];
+  const faults: Record<string, unknown> = { ...((base.faults as Record<string, unknown> | undefined) ?? {}) };
+  if (o['fault.status-bug-kind'] !== undefined) faults.status_bug_kind = o['fault.status-bug-kind'];
+  if (o['fault.fail-partition-nth'] !== undefined) faults.fail_partition_nth = o['fault.fail-partition-nth'];
+  if (o['fault.fail-partition-rate'] !== undefined) faults.fail_partition_rate = o['fault.fail-partition-rate'];
+  if (o['fault.corrupt-proof-nth'] !== undefined) faults.corrupt_proof_nth = o['fault.corrupt-proof-nth'];
+  if (Object.keys(faults).length > 0) cfg.faults = faults;
+  return cfg;
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+/**
+ * cuzk-exporter CLI (DESIGN §8). Exit codes: 0 ok, 1 runtime failure (or failed proofs),
+ * 2 bad flags or configuration (one readable line on stderr).
+ */
+import yargs, { Argv } from 'yargs';
+import { createLogger, LogFormat, LogLevel } from '../util/logger';
+import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
+
+const COMMANDS: Record<Command, string> = {
+  run: 'Run the reference GPU prover with a proof workload and serve its metrics (the default for npm start)',
+  attach: 'Serve the same metrics from a running cuzk daemon by polling its /status',
+  prove: 'Submit proofs to the reference prover, show progress and per-proof timings',
+  bench: 'Run the benchmarks (same as npm run bench)',
+  dashboards: 'Write the Grafana dashboards and Prometheus alert/recording rules to a folder',
+};
+
+function addOptions(y: Argv, cmd: Command): Argv {
+  for (const o of OPTIONS.filter((x) => x.commands.includes(cmd))) {
+    const parts = [o.describe];
+    if (o.choices) parts.push(`[choices: ${o.choices.join(', ')}]`);
+    if (o.default !== undefined) parts.push(`[default: ${JSON.stringify(o.default)}]`);
+    parts.push(`[env: ${envName(o.name)}]`);
+    y.option(o.name, {
+      // Values are validated by resolveOptions (after env and config file are merged).
+      type: o.type === 'boolean' ? 'boolean' : 'string',
+      describe: parts.join(' '),
+      group: `${o.group}:`,
+    });
+  }
+  return y;
+}
+
+async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<number> {
+  const o = resolveOptions(cmd, argv);
+  const log = createLogger(o['log.level'] as LogLevel, o['log.format'] as LogFormat);
+  switch (cmd) {
+    case 'run':
+      return (await import('./run')).runCommand(o, log);
+    case 'attach':
+      return (await import('./attach')).attachCommand(o, log);
+    case 'prove':
+      return (await import('./prove')).proveCommand(o, log);
+    case 'bench':
+      return (await import('../../bench/run')).benchCommand(o, log);
+    case 'dashboards':
+      return (await import('./dashboards')).dashboardsCommand(o);
+  }
+}
+
+export async function main(args: string[]): Promise<number> {
+  let code: number | undefined;
+  let failure: string | undefined;
+  const parser = yargs(args)
+    .scriptName('cuzk-exporter')
+    .usage('$0 <command> [options]\n\nPrometheus/OpenTelemetry exporter for GPU SNARK proving (Filecoin cuzk).')
+    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true })
+    .strict()
+    .demandCommand(1, 'a command is required: run, attach, prove, bench or dashboards')
+    .recommendCommands()
+    .help()
+    .alias('help', 'h')
+    .version(false)
+    .wrap(Math.min(120, process.stdout.columns || 100))
+    .epilog('Every flag can also be set with an environment variable CUZK_EXPORTER_<FLAG> (dots and dashes as underscores) or in --config.file.')
+    .fail((msg, err) => {
+      failure = err ? err.message : msg;
+    })
+    .exitProcess(false);
+  for (const cmd of Object.keys(COMMANDS) as Command[]) {
+    parser.command(cmd, COMMANDS[cmd], (y) => addOptions(y, cmd), (argv) => {
+      code = -1;
+      pending = dispatch(cmd, argv as Record<string, unknown>);
+    });
+  }
+  let pending: Promise<number> | undefined;
+  try {
+    await parser.parseAsync();
+  } catch (e) {
+    failure ??= (e as Error).message;
+  }
+  if (failure !== undefined) {
+    process.stderr.write(`cuzk-exporter: ${failure} (see cuzk-exporter --help)\n`);
+    return 2;
+  }
+  if (pending) {
+    try {
+      return await pending;
+    } catch (e) {
+      if (e instanceof UsageError) {
+        process.stderr.write(`cuzk-exporter: ${e.message}\n`);
+        return 2;
+      }
+      process.stderr.write(`cuzk-exporter: ${(e as Error).message}\n`);
+      return 1;
+    }
+  }
+  return code ?? 0; // --help
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (e: Error) => {
+      process.stderr.write(`cuzk-exporter: ${e.message}\n`);
+      process.exit(1);
+    },
+  );
+}

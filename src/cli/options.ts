@@ -1,0 +1,190 @@
+/**
+ * Every CLI flag, once: its type, default and help, and where it applies. A flag's value
+ * comes from, in order: the command line, the environment (CUZK_EXPORTER_<FLAG>, dots and
+ * dashes as underscores: --web.listen-address -> CUZK_EXPORTER_WEB_LISTEN_ADDRESS), the
+ * config file (--config.file, YAML or JSON, keys are flag names), the default.
+ * Bad values give one readable line (UsageError) and a non-zero exit.
+ */
+import * as fs from 'node:fs';
+import YAML from 'yaml';
+import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
+import { PROOF_KINDS } from '../engine/kinds';
+
+export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards';
+type OptType = 'string' | 'number' | 'integer' | 'boolean' | 'duration' | 'path';
+
+export interface OptSpec {
+  name: string;
+  type: OptType;
+  describe: string;
+  default?: string | number | boolean;
+  choices?: readonly string[];
+  min?: number;
+  max?: number;
+  commands: readonly Command[];
+  group: string;
+}
+
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+const SERVE: Command[] = ['run', 'attach'];
+const ENGINE: Command[] = ['run', 'prove', 'bench'];
+const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards'];
+
+export const OPTIONS: OptSpec[] = [
+  { name: 'web.listen-address', type: 'string', default: ':9464', describe: 'Address to serve /metrics, /status and the status page on (host:port; ":9464" is every interface)', commands: SERVE, group: 'Web' },
+  { name: 'web.telemetry-path', type: 'string', default: '/metrics', describe: 'Path under which to expose metrics', commands: SERVE, group: 'Web' },
+  { name: 'web.config.file', type: 'path', describe: 'Exporter-toolkit web config (TLS, basic auth) in YAML', commands: SERVE, group: 'Web' },
+  { name: 'otlp.endpoint', type: 'string', describe: 'Also push metrics over OTLP/HTTP to this URL (e.g. http://collector:4318/v1/metrics)', commands: SERVE, group: 'Web' },
+  { name: 'otlp.interval', type: 'duration', default: '15s', describe: 'OTLP push interval', min: 1, commands: SERVE, group: 'Web' },
+  { name: 'log.level', type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'Only log messages with this severity or above', commands: ALL, group: 'Logging' },
+  { name: 'log.format', type: 'string', default: 'logfmt', choices: LOG_FORMATS, describe: 'Log line format', commands: ALL, group: 'Logging' },
+  { name: 'config.file', type: 'path', describe: 'YAML or JSON file of flag values (keys are flag names, e.g. "web.listen-address")', commands: ALL, group: 'Configuration' },
+  { name: 'config.check', type: 'boolean', default: false, describe: 'Validate flags and configuration, print the result and exit', commands: ALL, group: 'Configuration' },
+
+  { name: 'engine.library', type: 'path', describe: 'Shared library implementing the cuzk ABI (default: the reference engine built by npm install)', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.backend', type: 'string', default: 'cpu', choices: ['cpu', 'sim'], describe: 'cpu: real field arithmetic on CPU threads; sim: timing model of a real cuzk box, no arithmetic', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.gpus', type: 'integer', default: 1, min: 1, max: 64, describe: 'GPUs (reference engine: simulated devices)', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.workers-per-gpu', type: 'integer', default: 2, min: 1, max: 8, describe: 'GPU workers per GPU (they share the per-GPU kernel lock)', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.synthesis-concurrency', type: 'integer', default: 2, min: 1, max: 256, describe: 'Partitions synthesized at once', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.time-scale', type: 'number', default: 1, min: 0.0001, max: 1000, describe: 'sim backend: multiply the timing model by this (0.01 = 100x faster)', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.config', type: 'path', describe: 'JSON file of further engine settings (native/README.md); flags win over it', commands: ENGINE, group: 'Engine' },
+  { name: 'fault.status-bug-kind', type: 'string', choices: PROOF_KINDS, describe: 'FAULT INJECTION: reproduce the historical status bug for this proof kind (workers never marked busy)', commands: ENGINE, group: 'Fault injection (testing only)' },
+  { name: 'fault.fail-partition-nth', type: 'integer', min: 1, describe: 'FAULT INJECTION: the n-th partition to reach the GPU fails', commands: ENGINE, group: 'Fault injection (testing only)' },
+  { name: 'fault.fail-partition-rate', type: 'number', min: 0, max: 1, describe: 'FAULT INJECTION: each partition fails with this probability', commands: ENGINE, group: 'Fault injection (testing only)' },
+  { name: 'fault.corrupt-proof-nth', type: 'integer', min: 1, describe: 'FAULT INJECTION: the n-th proof is corrupted (verification fails)', commands: ENGINE, group: 'Fault injection (testing only)' },
+
+  { name: 'workload.mix', type: 'string', default: 'porep-c2=1,snap-update=3,window-post=1,winning-post=1', describe: 'Proof kinds to submit, with weights', commands: ['run'], group: 'Workload' },
+  { name: 'workload.concurrency', type: 'integer', default: 4, min: 0, max: 10000, describe: 'Proofs kept in flight (0: no workload, serve metrics only)', commands: ['run'], group: 'Workload' },
+  { name: 'shutdown.grace', type: 'duration', default: '10s', min: 0, describe: 'On SIGINT/SIGTERM, proofs in flight get this long to finish before they are cancelled', commands: ['run', 'prove'], group: 'Workload' },
+
+  { name: 'cuzk.status-url', type: 'string', describe: "URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status", commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status request after this long', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies larger than this', commands: ['attach'], group: 'cuzk' },
+
+  { name: 'kind', type: 'string', default: 'snap-update', choices: PROOF_KINDS, describe: 'Proof kind to submit', commands: ['prove'], group: 'Prove' },
+  { name: 'count', type: 'integer', default: 1, min: 1, max: 100000, describe: 'Proofs to submit', commands: ['prove'], group: 'Prove' },
+  { name: 'concurrency', type: 'integer', default: 2, min: 1, max: 1000, describe: 'Proofs in flight at once', commands: ['prove'], group: 'Prove' },
+  { name: 'verify', type: 'boolean', default: true, describe: 'Verify every proof (cpu backend)', commands: ['prove'], group: 'Prove' },
+  { name: 'json', type: 'boolean', default: false, describe: 'Print results as JSON lines instead of a table', commands: ['prove'], group: 'Prove' },
+
+  { name: 'out', type: 'path', describe: 'Folder to write the dashboards and rules to', commands: ['dashboards'], group: 'Dashboards' },
+];
+
+export function envName(flag: string): string {
+  return 'CUZK_EXPORTER_' + flag.toUpperCase().replace(/[.-]/g, '_');
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
+
+/** Parses "500ms", "1s", "2m", "1h" (or a bare number of seconds) to seconds. */
+export function parseDuration(v: string | number, flag: string): number {
+  if (typeof v === 'number') return v;
+  const s = v.trim();
+  if (/^\d+(?:\.\d+)?$/.test(s)) return Number(s);
+  const m = DURATION.exec(s);
+  if (!m) throw new UsageError(`--${flag} "${v}" is not a duration (for example 500ms, 1s, 2m)`);
+  const mult = { ms: 0.001, s: 1, m: 60, h: 3600 }[m[2] as 'ms' | 's' | 'm' | 'h'];
+  return Number(m[1]) * mult;
+}
+
+export type Resolved = Record<string, string | number | boolean | undefined>;
+
+function coerce(spec: OptSpec, raw: unknown, origin: string): string | number | boolean {
+  const where = `--${spec.name}${origin ? ` (from ${origin})` : ''}`;
+  switch (spec.type) {
+    case 'boolean': {
+      if (typeof raw === 'boolean') return raw;
+      const s = String(raw).toLowerCase();
+      if (['true', '1', 'yes'].includes(s)) return true;
+      if (['false', '0', 'no'].includes(s)) return false;
+      throw new UsageError(`${where}: "${raw}" is not true or false`);
+    }
+    case 'number':
+    case 'integer': {
+      const n = typeof raw === 'number' ? raw : String(raw).trim() === '' ? NaN : Number(raw);
+      if (!Number.isFinite(n)) throw new UsageError(`${where}: "${raw}" is not a number`);
+      if (spec.type === 'integer' && !Number.isInteger(n)) throw new UsageError(`${where}: "${raw}" is not a whole number`);
+      if (spec.min !== undefined && n < spec.min) throw new UsageError(`${where}: ${n} is below the minimum ${spec.min}`);
+      if (spec.max !== undefined && n > spec.max) throw new UsageError(`${where}: ${n} is above the maximum ${spec.max}`);
+      return n;
+    }
+    case 'duration': {
+      if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${where}: not a duration`);
+      const secs = parseDuration(raw, spec.name);
+      if (spec.min !== undefined && secs < spec.min) throw new UsageError(`${where}: ${raw} is shorter than ${spec.min}s`);
+      return secs;
+    }
+    default: {
+      if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${where}: not a string`);
+      const s = String(raw);
+      if (spec.choices && !spec.choices.includes(s)) throw new UsageError(`${where}: "${s}" is not one of ${spec.choices.join(', ')}`);
+      if (spec.type === 'path' && s === '') throw new UsageError(`${where}: empty path`);
+      return s;
+    }
+  }
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--config.file ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  let doc: unknown;
+  try {
+    doc = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+  } catch (e) {
+    throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`--config.file ${file}: top level must be a mapping of flag names to values`);
+  return doc as Record<string, unknown>;
+}
+
+/**
+ * Resolves every flag of `command` from argv (as yargs parsed it: keys are flag names),
+ * the environment and the config file. Throws UsageError on the first bad value.
+ */
+export function resolveOptions(command: Command, argv: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Resolved {
+  const specs = OPTIONS.filter((o) => o.commands.includes(command));
+  const cfgSpec = specs.find((s) => s.name === 'config.file')!;
+  const cfgRaw = argv['config.file'] ?? env[envName('config.file')];
+  const cfgPath = cfgRaw === undefined ? undefined : (coerce(cfgSpec, cfgRaw, '') as string);
+  const file = cfgPath ? readConfigFile(cfgPath) : {};
+  const known = new Set(specs.map((s) => s.name));
+  for (const key of Object.keys(file)) {
+    if (!known.has(key)) {
+      const other = OPTIONS.find((o) => o.name === key);
+      throw new UsageError(
+        other
+          ? `--config.file ${cfgPath}: "${key}" does not apply to the ${command} command`
+          : `--config.file ${cfgPath}: unknown key "${key}" (keys are flag names, see --help)`,
+      );
+    }
+  }
+  const out: Resolved = {};
+  for (const spec of specs) {
+    let raw: unknown = argv[spec.name];
+    let origin = '';
+    if (raw === undefined && env[envName(spec.name)] !== undefined) {
+      raw = env[envName(spec.name)];
+      origin = `environment ${envName(spec.name)}`;
+    }
+    if (raw === undefined && file[spec.name] !== undefined) {
+      raw = file[spec.name];
+      origin = `config file ${cfgPath}`;
+    }
+    if (Array.isArray(raw)) throw new UsageError(`--${spec.name} was given more than once`);
+    if (raw === undefined) raw = spec.default;
+    out[spec.name] = raw === undefined ? undefined : coerce(spec, raw, origin);
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+/**
+ * `cuzk-exporter run`: hosts the reference engine in-process with a proof workload and
+ * serves its metrics — the main job (`npm start`).
+ */
+import { NativeEngine } from '../engine/native-engine';
+import { Workload, parseMix } from '../engine/workload';
+import type { Logger } from '../util/logger';
+import { engineConfigFrom } from './engine-config';
+import { Resolved, UsageError } from './options';
+import { checkTelemetryPath, serve, untilSignal, webConfigFrom } from './serve';
+
+export async function runCommand(o: Resolved, log: Logger): Promise<number> {
+  checkTelemetryPath(o);
+  const webConfig = webConfigFrom(o);
+  let mix;
+  try {
+    mix = parseMix(o['workload.mix'] as string);
+  } catch (e) {
+    throw new UsageError(`--workload.mix: ${(e as Error).message}`);
+  }
+  const config = engineConfigFrom(o);
+  let engine: NativeEngine;
+  try {
+    engine = NativeEngine.open(config, o['engine.library'] as string | undefined);
+  } catch (e) {
+    throw new UsageError(`engine: ${(e as Error).message}`);
+  }
+  if (o['config.check']) {
+    await engine.close();
+    process.stdout.write('configuration OK\n');
+    return 0;
+  }
+  if (config.faults) log.warn('FAULT INJECTION is on: metrics will show injected failures', { faults: JSON.stringify(config.faults) });
+
+  let serving;
+  try {
+    serving = await serve(engine, o, log, webConfig);
+  } catch (e) {
+    await engine.close();
+    throw e;
+  }
+  const { server, telemetry } = serving;
+  process.stdout.write(
+    `cuzk-exporter: reference prover running (${engine.backend} backend, ${engine.model.topology.gpus.length} GPU(s) x ${o['engine.workers-per-gpu']} workers)\n` +
+      `  metrics:     ${server.url}${o['web.telemetry-path']}\n` +
+      `  status page: ${server.url}/\n` +
+      `  status JSON: ${server.url}/status\n` +
+      `Press Ctrl-C to stop.\n`,
+  );
+
+  const concurrency = o['workload.concurrency'] as number;
+  const workload = new Workload(engine, {
+    mix,
+    concurrency,
+    onResult: (r) =>
+      log.debug('proof finished', { job_id: r.jobId, kind: r.kind, outcome: r.outcome, total_s: r.totalSeconds.toFixed(3), gpu_s: r.gpuSeconds.toFixed(3) }),
+    onError: (e) => log.warn('submit failed', { err: e.message }),
+  });
+  if (concurrency > 0) void workload.run();
+
+  const sig = await untilSignal(log);
+  const graceMs = (o['shutdown.grace'] as number) * 1000;
+  log.info('shutting down', { signal: sig, in_flight: workload.running, grace_s: graceMs / 1000 });
+  const stopped = await workload.stop(graceMs);
+  await server.close();
+  await telemetry.shutdown();
+  await engine.close();
+  log.info('stopped', { finished: stopped.finished, cancelled: stopped.cancelled });
+  return 0;
+}

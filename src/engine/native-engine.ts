@@ -1,0 +1,465 @@
+/**
+ * NativeEngine: drives a library implementing the cuzk ABI and keeps a StateModel of it.
+ *
+ * Ingestion is event-driven: one blocking cuzk_events_wait runs on a koffi worker thread;
+ * when it returns, the JS thread drains every pending event in batches of up to
+ * BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and applies them.
+ * Collections call refresh() first, so gauges are exact at the moment of a scrape.
+ *
+ * Proof completion is learned from JOB_DONE events too; the result is then fetched with a
+ * non-blocking cuzk_await(timeout 0). So no worker thread ever blocks per proof.
+ */
+import { CTR, CuzkLib, ERR_BUF_SIZE, NativeError, RawProofResult, STATUS, check, errText, loadLibrary } from './abi';
+import { EVENT_SIZE, EV_JOB_DONE, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
+import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from './kinds';
+import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
+import { CounterTotals, StateModel, Topology } from './state-model';
+import type { MetricsSource } from './source';
+import { CuzkStatus, validateStatus } from './status-schema';
+
+export const BATCH_EVENTS = 4096;
+const WAIT_TIMEOUT_MS = 1000;
+const MAX_STATUS_BYTES = 64 << 20;
+
+/** Engine configuration, passed to cuzk_engine_open as JSON (native/README.md). */
+export type EngineConfig = Record<string, unknown>;
+
+export interface SubmitOptions {
+  priority?: number;
+  partitions?: number;
+  log2Size?: number;
+  requestId?: string;
+}
+
+export interface ProofResult {
+  job: number;
+  jobId: string;
+  kind: ProofKind;
+  outcome: (typeof OUTCOMES)[number];
+  partitions: number;
+  failedPartition: number | null;
+  queueWaitSeconds: number;
+  synthesisSeconds: number;
+  gpuSeconds: number;
+  totalSeconds: number;
+  proofBytes: number;
+  error: string;
+  /** Raw nanoseconds, for exact comparisons. */
+  gpuNs: number;
+  synthNs: number;
+}
+
+export interface IngestStats {
+  batches: number;
+  resyncs: number;
+  /** Events the native ring overwrote before we drained them. */
+  dropped: number;
+}
+
+interface Pending {
+  resolve(r: ProofResult): void;
+  reject(e: Error): void;
+}
+
+export class NativeEngine implements MetricsSource {
+  readonly source = 'run' as const;
+  readonly model = new StateModel();
+  readonly lib: CuzkLib;
+  readonly backend: string;
+  readonly stats: IngestStats = { batches: 0, resyncs: 0, dropped: 0 };
+  /** Called after each applied batch (the status page's live push, benchmarks). */
+  onBatch: (() => void) | null = null;
+
+  private handle: bigint | null;
+  private readonly err = Buffer.alloc(ERR_BUF_SIZE);
+  private readonly waitErr = Buffer.alloc(ERR_BUF_SIZE);
+  private readonly eventBuf = Buffer.alloc(BATCH_EVENTS * EVENT_SIZE);
+  private readonly eventView = new DataView(this.eventBuf.buffer, this.eventBuf.byteOffset, this.eventBuf.byteLength);
+  private readonly nOut = new Uint32Array(1);
+  private readonly droppedOut = new BigUint64Array(1);
+  private readonly counterBuf: BigUint64Array;
+  private readonly counterWords: Uint32Array;
+  private statusBuf = Buffer.alloc(256 << 10);
+  private readonly pending = new Map<number, Pending>();
+  private readonly jobIds = new Map<number, string>();
+  private waiting = false;
+  private closing = false;
+  private closedPromise: Promise<void> | null = null;
+  private readonly eventsEnabled: boolean;
+
+  private constructor(lib: CuzkLib, handle: bigint, config: EngineConfig) {
+    this.lib = lib;
+    this.handle = handle;
+    this.eventsEnabled = config.events !== false;
+    const status = this.status();
+    this.backend = typeof status.backend === 'string' ? status.backend : String(config.backend ?? 'cpu');
+    const gpus = status.gpus ?? [];
+    const topology: Topology = {
+      gpus: gpus.map((g) => ({ ordinal: g.ordinal, name: g.name, uuid: g.uuid ?? undefined, pciBusId: g.pci_bus_id ?? undefined })),
+      workers: status.gpu_workers.map((w) => ({ id: w.worker_id, gpu: w.gpu_ordinal })),
+      lockEvents: true,
+    };
+    const words = CTR.HDR_WORDS + KIND_LABELS.length * CTR.KIND_WORDS + gpus.length * CTR.GPU_WORDS + topology.workers.length * CTR.WORKER_WORDS;
+    this.counterBuf = new BigUint64Array(words);
+    this.counterWords = new Uint32Array(this.counterBuf.buffer);
+    this.model.setTopology(topology, this.now());
+    this.model.synthMax = status.synthesis?.max_concurrent ?? 0;
+    this.model.memoryBudgetBytes = status.memory?.total_bytes ?? 0;
+    // Whatever happened before we attached (nothing, for a fresh engine) comes from the
+    // snapshot; events after its last_seq follow.
+    this.resyncFrom(status, this.readCounterTotals());
+    if (this.eventsEnabled) this.armWait();
+  }
+
+  /** Opens an engine. Throws a readable Error (bad config, missing library). */
+  static open(config: EngineConfig = {}, libraryPath?: string): NativeEngine {
+    const lib = loadLibrary(libraryPath);
+    const err = Buffer.alloc(ERR_BUF_SIZE);
+    const out: [bigint | null] = [null];
+    const rc = lib.open(JSON.stringify(config), out, err, err.length) as number;
+    check(lib, 'cuzk_engine_open', rc, err);
+    if (out[0] === null) throw new Error('cuzk_engine_open returned no handle');
+    return new NativeEngine(lib, out[0], config);
+  }
+
+  get closed(): boolean {
+    return this.handle === null;
+  }
+
+  /** The engine's clock (CLOCK_MONOTONIC ns), the clock of every event timestamp. */
+  now(): number {
+    return this.lib.nowNs() as number;
+  }
+
+  nowNs(): number {
+    return this.now();
+  }
+
+  statusBody(): Record<string, unknown> | null {
+    if (this.handle === null || this.closing) return null;
+    return JSON.parse(this.statusText()) as Record<string, unknown>;
+  }
+
+  snapshotAgeSeconds(): number {
+    return 0;
+  }
+
+  ready(): { ok: boolean; reason: string } {
+    if (this.handle === null || this.closing) return { ok: false, reason: 'engine closed' };
+    if (this.model.topology.gpus.length === 0) return { ok: false, reason: 'no GPU' };
+    return { ok: true, reason: '' };
+  }
+
+  private h(): bigint {
+    if (this.handle === null || this.closing) throw new Error('engine is closed');
+    return this.handle;
+  }
+
+  submit(kind: ProofKind | string, opts: SubmitOptions = {}): number {
+    const k = kindIndex(kind);
+    if (k < 0) throw new Error(`unknown proof kind "${kind}" (expected one of ${PROOF_KINDS.join(', ')})`);
+    const out: [number | bigint] = [0];
+    const rc = this.lib.submit(
+      this.h(),
+      k,
+      opts.priority ?? -1,
+      opts.partitions ?? 0,
+      opts.log2Size ?? 0,
+      opts.requestId ?? null,
+      out,
+      this.err,
+      this.err.length,
+    ) as number;
+    check(this.lib, 'cuzk_submit', rc, this.err);
+    const job = Number(out[0]);
+    if (opts.requestId) this.jobIds.set(job, opts.requestId);
+    return job;
+  }
+
+  /** Resolves when the job ends (completed, failed or cancelled). */
+  awaitProof(job: number): Promise<ProofResult> {
+    const ready = this.tryResult(job);
+    if (ready) return Promise.resolve(ready);
+    if (!this.eventsEnabled) return this.awaitBlocking(job);
+    return new Promise<ProofResult>((resolve, reject) => {
+      const prev = this.pending.get(job);
+      if (prev) {
+        // Several awaiters of one job: chain them.
+        this.pending.set(job, {
+          resolve: (r) => (prev.resolve(r), resolve(r)),
+          reject: (e) => (prev.reject(e), reject(e)),
+        });
+      } else this.pending.set(job, { resolve, reject });
+    });
+  }
+
+  cancel(job: number): void {
+    const rc = this.lib.cancel(this.h(), job, this.err, this.err.length) as number;
+    check(this.lib, 'cuzk_cancel', rc, this.err);
+  }
+
+  /** Copies a finished job's proof bytes. */
+  proof(job: number): Buffer {
+    const len = new Uint32Array(1);
+    let buf = Buffer.alloc(4096);
+    for (;;) {
+      const lenOut: [number] = [0];
+      const rc = this.lib.proofCopy(this.h(), job, buf, buf.length, lenOut, this.err, this.err.length) as number;
+      len[0] = lenOut[0];
+      if (rc === STATUS.ERANGE) {
+        buf = Buffer.alloc(len[0]);
+        continue;
+      }
+      check(this.lib, 'cuzk_proof_copy', rc, this.err);
+      return buf.subarray(0, len[0]);
+    }
+  }
+
+  /** Verifies proof bytes with the library's verifier (needs no engine). */
+  verify(proof: Buffer): boolean {
+    const valid: [number] = [0];
+    const rc = this.lib.proofVerify(proof, proof.length, valid, this.err, this.err.length) as number;
+    check(this.lib, 'cuzk_proof_verify', rc, this.err);
+    return valid[0] === 1;
+  }
+
+  /** The native status snapshot (cuzk /status shape plus the engine's additions). */
+  status(): CuzkStatus {
+    const text = this.statusText();
+    const v = validateStatus(JSON.parse(text));
+    if (!v.ok) throw new Error(`native status snapshot is invalid: ${v.error}`);
+    return v.status;
+  }
+
+  statusText(): string {
+    for (;;) {
+      const len: [number] = [0];
+      const rc = this.lib.statusJson(this.h(), this.statusBuf, this.statusBuf.length, len, this.err, this.err.length) as number;
+      if (rc === STATUS.ERANGE) {
+        if (len[0] > MAX_STATUS_BYTES) throw new Error(`status snapshot of ${len[0]} bytes exceeds ${MAX_STATUS_BYTES}`);
+        this.statusBuf = Buffer.alloc(Math.max(len[0] + 1, this.statusBuf.length * 2));
+        continue;
+      }
+      check(this.lib, 'cuzk_status_json', rc, this.err);
+      return this.statusBuf.toString('utf8', 0, len[0]);
+    }
+  }
+
+  /** Raw counter words (see native header), as Numbers. */
+  readCounters(): { words: Float64Array; lastSeq: number; nowNs: number } {
+    const n: [number] = [0];
+    const rc = this.lib.countersRead(this.h(), this.counterBuf, this.counterBuf.length, n, this.err, this.err.length) as number;
+    check(this.lib, 'cuzk_counters_read', rc, this.err);
+    const words = new Float64Array(n[0]);
+    for (let i = 0; i < n[0]; i++) words[i] = this.counterWords[2 * i + 1] * 4294967296 + this.counterWords[2 * i];
+    return { words, lastSeq: words[CTR.LAST_SEQ], nowNs: words[CTR.NOW_NS] };
+  }
+
+  private readCounterTotals(): CounterTotals & { lastSeq: number } {
+    const { words, lastSeq, nowNs } = this.readCounters();
+    const nKinds = words[CTR.KINDS];
+    const nGpus = words[CTR.GPUS];
+    const nWorkers = nGpus * words[CTR.WORKERS_PER_GPU];
+    const kindBase = CTR.HDR_WORDS;
+    const gpuBase = kindBase + nKinds * CTR.KIND_WORDS;
+    const workerBase = gpuBase + nGpus * CTR.GPU_WORDS;
+    const kind = (field: number) => Array.from({ length: nKinds }, (_, k) => words[kindBase + k * CTR.KIND_WORDS + field]);
+    const gpu = (field: number) => Array.from({ length: nGpus }, (_, g) => words[gpuBase + g * CTR.GPU_WORDS + field]);
+    const worker = (field: number) => Array.from({ length: nWorkers }, (_, w) => words[workerBase + w * CTR.WORKER_WORDS + field]);
+    return {
+      lastSeq,
+      nowNs,
+      workerBusyNs: worker(CTR.W_BUSY_NS),
+      workerPartitions: worker(CTR.W_PARTITIONS),
+      gpuLockHeldNs: gpu(CTR.G_LOCK_HELD_NS),
+      gpuStarvedNs: gpu(CTR.G_STARVED_NS),
+      kindGpuNs: kind(CTR.K_GPU_NS),
+      kindSynthNs: kind(CTR.K_SYNTH_NS),
+      kindPartsCompleted: kind(CTR.K_PARTS_COMPLETED),
+      kindPartsFailed: kind(CTR.K_PARTS_FAILED),
+      kindProofsCompleted: kind(CTR.K_PROOFS_COMPLETED),
+      kindProofsFailed: kind(CTR.K_PROOFS_FAILED),
+      kindProofsCancelled: kind(CTR.K_PROOFS_CANCELLED),
+    };
+  }
+
+  /**
+   * Applies every pending event now (synchronously). Called before each collection so
+   * gauges are exact at the scrape; the blocking wait only wakes us between scrapes.
+   */
+  refresh(): void {
+    if (this.handle === null || this.closing || !this.eventsEnabled) return;
+    const h = this.handle;
+    for (;;) {
+      const rc = this.lib.eventsDrain(h, this.eventBuf, BATCH_EVENTS, this.nOut, this.droppedOut, this.err, this.err.length) as number;
+      check(this.lib, 'cuzk_events_drain', rc, this.err);
+      const n = this.nOut[0];
+      const dropped = Number(this.droppedOut[0]);
+      if (n > 0) {
+        this.stats.batches++;
+        this.model.applyEvents(this.eventView, n);
+        if (this.pending.size > 0) this.settleFinished(n);
+      }
+      if (dropped > 0) {
+        this.stats.dropped += dropped;
+        this.model.eventsDropped += dropped;
+        this.resync();
+      }
+      if (n > 0) this.onBatch?.();
+      if (n < BATCH_EVENTS) return;
+    }
+  }
+
+  /**
+   * Re-syncs after a sequence gap: state from a snapshot, totals from the counters, both
+   * taken at the same sequence number when the engine allows (it usually does at once).
+   */
+  private resync(): void {
+    this.stats.resyncs++;
+    let status = this.status();
+    let totals = this.readCounterTotals();
+    for (let i = 0; i < 10 && status.last_seq !== totals.lastSeq; i++) {
+      status = this.status();
+      totals = this.readCounterTotals();
+    }
+    this.resyncFrom(status, totals);
+    // Jobs whose JOB_DONE was lost in the gap.
+    for (const job of [...this.pending.keys()]) this.settle(job);
+  }
+
+  private resyncFrom(status: CuzkStatus, totals: CounterTotals): void {
+    const nowNs = totals.nowNs;
+    const view = viewFromStatus(status, {
+      pipelineHandle: (p) => p.job_handle ?? 0,
+      workerJobHandle: (w) => w.current_job_handle ?? 0,
+      kindSlot: (name) => {
+        const k = kindIndex(name);
+        return k < 0 ? KIND_LABELS.length - 1 : k;
+      },
+      workerSlot: (w) => (w.worker_id < this.model.wBusy.length ? w.worker_id : -1),
+      snapshotNs: nowNs,
+    });
+    const records = snapshotToEvents(this.model, view, { tNs: nowNs, resync: true, evictMissing: true, countProofs: false });
+    this.model.applyRecords(records, false);
+    if (typeof status.last_seq === 'number') this.model.lastSeq = Math.max(this.model.lastSeq, status.last_seq);
+    this.model.adoptTotals(totals);
+  }
+
+  private settleFinished(n: number): void {
+    const v = this.eventView;
+    for (let i = 0; i < n; i++) {
+      const off = i * EVENT_SIZE;
+      if (v.getUint16(off + EV_OFF_TYPE, true) !== EV_JOB_DONE) continue;
+      this.settle(readU64(v, off + EV_OFF_JOB));
+    }
+  }
+
+  private settle(job: number): void {
+    const p = this.pending.get(job);
+    if (!p) return;
+    try {
+      const r = this.tryResult(job);
+      if (!r) return;
+      this.pending.delete(job);
+      p.resolve(r);
+    } catch (e) {
+      this.pending.delete(job);
+      p.reject(e as Error);
+    }
+  }
+
+  /** The result if the job has ended, else null. */
+  private tryResult(job: number): ProofResult | null {
+    const res = {} as RawProofResult;
+    const rc = this.lib.await(this.h(), job, 0, res, this.err, this.err.length) as number;
+    if (rc === STATUS.ETIMEDOUT) return null;
+    check(this.lib, 'cuzk_await', rc, this.err);
+    return this.toResult(res);
+  }
+
+  private awaitBlocking(job: number): Promise<ProofResult> {
+    return new Promise((resolve, reject) => {
+      const res = {} as RawProofResult;
+      const err = Buffer.alloc(ERR_BUF_SIZE);
+      const loop = () => {
+        if (this.handle === null) return reject(new Error('engine closed'));
+        this.lib.await.async(this.handle, job, WAIT_TIMEOUT_MS, res, err, err.length, (e: Error | null, rc: number) => {
+          if (e) return reject(e);
+          if (rc === STATUS.ETIMEDOUT) return loop();
+          if (rc !== STATUS.OK) return reject(new NativeError('cuzk_await', rc, this.lib.statusName(rc) as string, errText(err)));
+          resolve(this.toResult(res));
+        });
+      };
+      loop();
+    });
+  }
+
+  private toResult(r: RawProofResult): ProofResult {
+    const job = Number(r.job);
+    return {
+      job,
+      jobId: this.jobIds.get(job) ?? this.jobIdOf(job),
+      kind: PROOF_KINDS[r.kind] ?? ('porep-c2' as ProofKind),
+      outcome: OUTCOMES[r.outcome] ?? 'failed',
+      partitions: r.partitions,
+      failedPartition: r.failed_partition === 0xffffffff ? null : r.failed_partition,
+      queueWaitSeconds: Number(r.queue_wait_ns) / 1e9,
+      synthesisSeconds: Number(r.synth_ns) / 1e9,
+      gpuSeconds: Number(r.gpu_ns) / 1e9,
+      totalSeconds: Number(r.total_ns) / 1e9,
+      proofBytes: r.proof_len,
+      error: r.error,
+      gpuNs: Number(r.gpu_ns),
+      synthNs: Number(r.synth_ns),
+    };
+  }
+
+  private jobIdOf(job: number): string {
+    const buf = Buffer.alloc(512);
+    const rc = this.lib.jobId(this.h(), job, buf, buf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(buf) : String(job);
+  }
+
+  /** One blocking wait at a time on a koffi worker thread; the drain runs on our thread. */
+  private armWait(): void {
+    if (this.waiting || this.handle === null || this.closing) return;
+    this.waiting = true;
+    this.lib.eventsWait.async(this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length, (e: Error | null, rc: number) => {
+      this.waiting = false;
+      if (this.handle === null || this.closing) return;
+      try {
+        if (e || (rc !== STATUS.OK && rc !== STATUS.ETIMEDOUT)) {
+          const why = e ? e.message : `${this.lib.statusName(rc) as string}: ${errText(this.waitErr)}`;
+          this.model.errors.inc('event_wait', `cuzk_events_wait failed: ${why}`);
+        } else if (rc === STATUS.OK) this.refresh();
+      } catch (err) {
+        this.model.errors.inc('event_drain', (err as Error).message);
+      } finally {
+        this.armWait();
+      }
+    });
+  }
+
+  /**
+   * Closes the engine: running jobs are cancelled, threads joined, memory freed. Pending
+   * awaits reject. Idempotent; later calls return the same promise.
+   */
+  close(): Promise<void> {
+    if (this.closedPromise) return this.closedPromise;
+    this.closing = true;
+    this.closedPromise = new Promise<void>((resolve, reject) => {
+      const ref: [bigint | null] = [this.handle];
+      const err = Buffer.alloc(ERR_BUF_SIZE);
+      // Off the JS thread: joining prover threads can take a partition's length.
+      this.lib.close.async(ref, err, err.length, (e: Error | null, rc: number) => {
+        this.handle = null;
+        for (const [, p] of this.pending) p.reject(new Error('engine closed before the proof finished'));
+        this.pending.clear();
+        if (e) return reject(e);
+        if (rc !== STATUS.OK) return reject(new NativeError('cuzk_engine_close', rc, this.lib.statusName(rc) as string, errText(err)));
+        resolve();
+      });
+    });
+    return this.closedPromise;
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Turns a status snapshot into the cuzk_event records that move a StateModel from what it
+ * holds to what the snapshot shows. Two users:
+ *  - the native engine after a sequence gap (records flagged EVF_RESYNC: state only; the
+ *    totals then come from the native counters), and
+ *  - the attach source, whose only view of a real cuzk is successive snapshots: there the
+ *    records carry durations so each finished partition is counted exactly once.
+ * One path from snapshot to model means one copy of the metric logic (DESIGN §7).
+ */
+import {
+  EVF_RESYNC,
+  EV_JOB_DONE,
+  EV_JOB_EVICTED,
+  EV_JOB_QUEUED,
+  EV_MEMORY,
+  EV_PARTITION,
+  EV_QUEUE_DEPTH,
+  EV_SYNTH_ACTIVE,
+  EV_WORKER,
+  EventRecord,
+} from './event-layout';
+import {
+  KIND_SLOTS,
+  OTHER_KIND_INDEX,
+  OUTCOME_CANCELLED,
+  OUTCOME_COMPLETED,
+  OUTCOME_FAILED,
+  PART_DONE,
+  PART_FAILED,
+  PART_GPU,
+  PART_PENDING,
+  PART_SYNTHESIZING,
+  PART_SYNTH_DONE,
+  partitionStateIndex,
+} from './kinds';
+import type { StateModel } from './state-model';
+import type { CuzkPipeline, CuzkStatus, CuzkWorker } from './status-schema';
+
+/** A snapshot normalised to model terms (slots, handles, state indexes). */
+export interface SnapshotView {
+  memoryUsedBytes: number;
+  synthesisActive: number;
+  queueDepthByKind: ArrayLike<number>; // per kind slot
+  pipelines: PipelineView[];
+  workers: WorkerView[];
+}
+
+export interface PipelineView {
+  handle: number;
+  kind: number; // kind slot
+  priority: number;
+  /** States per partition index (PART_*). */
+  states: ArrayLike<number>;
+  /** Milliseconds as cuzk reports them; null before the stage started. */
+  synthMs: ArrayLike<number | null>;
+  gpuMs: ArrayLike<number | null>;
+  /** The job has ended (all partitions done/failed, or the source says so). */
+  outcome: number | null;
+  /** Submit -> result, when the source knows it exactly. */
+  durationNs?: number;
+}
+
+export interface WorkerView {
+  slot: number;
+  busy: boolean;
+  handle: number;
+  partition: number;
+  kind: number;
+  /** When the current stint started, on the model's clock (ns). */
+  busySinceNs: number;
+}
+
+export interface SyncOptions {
+  /** Timestamp for the records (ns, model clock). */
+  tNs: number;
+  /** State only (native re-sync): nothing is added to counters or histograms. */
+  resync: boolean;
+  /** Jobs that finished and aged out of the snapshot are evicted from the model. */
+  evictMissing: boolean;
+  /**
+   * Count proofs (and their durations) from pipelines seen ending. Off for an attached
+   * cuzk, whose own cumulative per-kind counters are exact where sampled pipelines are not.
+   */
+  countProofs: boolean;
+}
+
+const MS_TO_NS = 1e6;
+
+/** The records that take `model` to `snap`, in an order the model can apply. */
+export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: SyncOptions): EventRecord[] {
+  const out: EventRecord[] = [];
+  const flags = opt.resync ? EVF_RESYNC : 0;
+  const t = opt.tNs;
+  const ev = (r: Omit<EventRecord, 'seq' | 'tNs'>) => out.push({ seq: 0, tNs: t, flags, ...r });
+
+  // Workers first go idle where the snapshot says so (their partition may finish below).
+  for (const w of snap.workers) {
+    if (w.slot >= model.wBusy.length) continue;
+    const wasBusy = model.wBusy[w.slot] === 1;
+    const sameStint =
+      wasBusy && w.busy && model.wJob[w.slot] === w.handle && model.wPartition[w.slot] === w.partition;
+    if (wasBusy && !sameStint) {
+      ev({
+        type: EV_WORKER,
+        worker: w.slot,
+        gpu: model.topology.workers[w.slot]?.gpu,
+        job: model.wJob[w.slot],
+        partition: model.wPartition[w.slot],
+        aux: 0,
+        value: stintNs(model, snap, w.slot, t),
+      });
+    }
+  }
+
+  const seen = new Set<number>();
+  for (const p of snap.pipelines) {
+    seen.add(p.handle);
+    const job = model.jobs.get(p.handle);
+    if (!job) {
+      ev({ type: EV_JOB_QUEUED, job: p.handle, kind: p.kind, partition: p.states.length, value: Math.max(0, p.priority) });
+    }
+    const current = job?.states;
+    for (let i = 0; i < p.states.length; i++) {
+      const from = current ? current[i] : PART_PENDING;
+      const to = p.states[i];
+      if (from === to || from === PART_DONE || from === PART_FAILED) continue;
+      if (to < from) {
+        // Went back (a retried partition): state only, nothing finished.
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: to });
+        continue;
+      }
+      // Walk the pipeline order so every stage that ended is accounted for once, even when
+      // a partition skipped states between two snapshots.
+      if (to === PART_PENDING) {
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_PENDING });
+        continue;
+      }
+      if (from < PART_SYNTHESIZING && to === PART_SYNTHESIZING) {
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_SYNTHESIZING });
+        continue;
+      }
+      if (from < PART_SYNTH_DONE && to >= PART_SYNTH_DONE) {
+        const synth = p.synthMs[i];
+        const reached = to === PART_FAILED && synth === null ? PART_FAILED : PART_SYNTH_DONE;
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: reached, value: synth === null ? 0 : synth * MS_TO_NS });
+        if (reached === PART_FAILED) continue;
+      }
+      if (to === PART_SYNTH_DONE) continue;
+      const gpu = p.gpuMs[i];
+      if (to === PART_GPU || gpu !== null) {
+        if (from !== PART_GPU) ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_GPU });
+        if (to === PART_GPU) continue;
+      }
+      ev({
+        type: EV_PARTITION,
+        job: p.handle,
+        partition: i,
+        aux: to,
+        value: gpu === null ? 0 : gpu * MS_TO_NS,
+      });
+    }
+    if (p.outcome !== null && !job?.finished) {
+      const f = opt.countProofs ? flags : flags | EVF_RESYNC;
+      ev({ type: EV_JOB_DONE, job: p.handle, kind: p.kind, aux: p.outcome, value: p.durationNs ?? 0, flags: f });
+    }
+  }
+  if (opt.evictMissing) {
+    for (const [handle, job] of model.jobs) {
+      if (seen.has(handle)) continue;
+      if (!job.finished) ev({ type: EV_JOB_DONE, job: handle, kind: job.kind, aux: inferOutcome(job.states), value: 0, flags: flags | EVF_RESYNC });
+      ev({ type: EV_JOB_EVICTED, job: handle, kind: job.kind });
+    }
+  }
+
+  // Workers that are busy in the snapshot and were not (or on another partition) start now.
+  for (const w of snap.workers) {
+    if (w.slot >= model.wBusy.length || !w.busy) continue;
+    const sameStint =
+      model.wBusy[w.slot] === 1 && model.wJob[w.slot] === w.handle && model.wPartition[w.slot] === w.partition;
+    if (sameStint) continue;
+    out.push({
+      seq: 0,
+      tNs: w.busySinceNs,
+      flags,
+      type: EV_WORKER,
+      worker: w.slot,
+      gpu: model.topology.workers[w.slot]?.gpu,
+      job: w.handle,
+      partition: w.partition,
+      kind: w.kind,
+      aux: 1,
+    });
+  }
+
+  for (let k = 0; k < KIND_SLOTS; k++) {
+    const depth = snap.queueDepthByKind[k] ?? 0;
+    if (model.kQueueDepth[k] !== depth) ev({ type: EV_QUEUE_DEPTH, kind: k, value: depth });
+  }
+  if (model.synthActive !== snap.synthesisActive) ev({ type: EV_SYNTH_ACTIVE, value: snap.synthesisActive });
+  if (model.memoryUsedBytes !== snap.memoryUsedBytes) ev({ type: EV_MEMORY, value: snap.memoryUsedBytes });
+  return out;
+}
+
+/** A stint that ended between snapshots: its partition's final GPU time when known. */
+function stintNs(model: StateModel, snap: SnapshotView, slot: number, t: number): number {
+  const handle = model.wJob[slot];
+  const part = model.wPartition[slot];
+  const p = snap.pipelines.find((x) => x.handle === handle);
+  const gpu = p && part >= 0 && part < p.gpuMs.length ? p.gpuMs[part] : null;
+  if (gpu !== null && gpu !== undefined && p && p.states[part] !== PART_GPU) return gpu * MS_TO_NS;
+  return Math.max(0, t - model.wSinceNs[slot]);
+}
+
+function inferOutcome(states: Uint8Array): number {
+  for (const s of states) if (s === PART_FAILED) return OUTCOME_FAILED;
+  return OUTCOME_COMPLETED;
+}
+
+/** How a source names jobs, kinds and workers in model terms. */
+export interface ViewMapping {
+  /** Handle for a pipeline (native: job_handle; attach: assigned per job_id). */
+  pipelineHandle(p: CuzkPipeline): number;
+  /** Handle of the job a worker is on, or 0 if unknown. */
+  workerJobHandle(w: CuzkWorker): number;
+  kindSlot(name: string): number;
+  /** Model slot of a worker, or -1 if not in the topology. */
+  workerSlot(w: CuzkWorker): number;
+  /** The model clock (ns) at the moment the snapshot was taken. */
+  snapshotNs: number;
+}
+
+/** Normalises a validated snapshot into model terms. */
+export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
+  const pipelines: PipelineView[] = s.pipelines.map((p) => {
+    const states = p.partitions.map((x) => partitionStateIndex(x.state));
+    return {
+      handle: m.pipelineHandle(p),
+      kind: m.kindSlot(p.proof_kind),
+      priority: p.priority ?? 0,
+      states,
+      synthMs: p.partitions.map((x) => x.synth_ms),
+      gpuMs: p.partitions.map((x) => x.gpu_ms),
+      outcome: pipelineOutcome(p, states),
+    };
+  });
+  const workers: WorkerView[] = [];
+  for (const w of s.gpu_workers) {
+    const slot = m.workerSlot(w);
+    if (slot < 0) continue;
+    const busy = w.state === 'proving';
+    const since =
+      typeof w.busy_since_ns === 'number' ? w.busy_since_ns : m.snapshotNs - (w.busy_secs ?? 0) * 1e9;
+    workers.push({
+      slot,
+      busy,
+      handle: busy ? m.workerJobHandle(w) : 0,
+      partition: busy ? (w.current_partition ?? -1) : -1,
+      kind: busy && w.current_kind ? m.kindSlot(w.current_kind) : OTHER_KIND_INDEX,
+      busySinceNs: since,
+    });
+  }
+  const queueDepthByKind = new Float64Array(KIND_SLOTS);
+  const byKind = s.counters?.queue_depth_by_kind;
+  if (byKind) for (const [k, n] of Object.entries(byKind)) queueDepthByKind[m.kindSlot(k)] += n;
+  return {
+    memoryUsedBytes: s.memory?.used_bytes ?? 0,
+    synthesisActive: s.synthesis?.active ?? 0,
+    queueDepthByKind,
+    pipelines,
+    workers,
+  };
+}
+
+function pipelineOutcome(p: CuzkPipeline, states: number[]): number | null {
+  switch (p.outcome) {
+    case 'completed':
+      return OUTCOME_COMPLETED;
+    case 'failed':
+      return OUTCOME_FAILED;
+    case 'cancelled':
+      return OUTCOME_CANCELLED;
+    case 'running':
+      return null;
+    default:
+      break;
+  }
+  // cuzk has no outcome field: a job whose partitions all ended has ended.
+  let failed = false;
+  for (const st of states) {
+    if (st < PART_DONE) return null;
+    if (st === PART_FAILED) failed = true;
+  }
+  return failed ? OUTCOME_FAILED : OUTCOME_COMPLETED;
+}

@@ -1,0 +1,21 @@
+import type { StateModel } from './state-model';
+
+/**
+ * What the exporter reads from: the native engine in-process (`run`) or an attached cuzk
+ * daemon (`attach`). Data flows one way: source -> model -> exporter.
+ */
+export interface MetricsSource {
+  readonly model: StateModel;
+  readonly source: 'run' | 'attach';
+  readonly backend: string;
+  /** Brings the model up to date now (pending events applied). Throws on failure. */
+  refresh(): void;
+  /** The model's clock in ns (running intervals are measured against it). */
+  nowNs(): number;
+  /** The status snapshot to serve at /status (cuzk shape), or null if none yet. */
+  statusBody(): Record<string, unknown> | null;
+  /** Age of that snapshot in seconds (0 for the in-process engine). */
+  snapshotAgeSeconds(): number;
+  /** Ready: the source answers and has at least one GPU. */
+  ready(): { ok: boolean; reason: string };
+}

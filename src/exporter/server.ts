@@ -1,0 +1,151 @@
+/**
+ * Our one HTTP(S) listener. We do not use the Prometheus exporter package's built-in
+ * server: it answers 200 even when collection fails. Endpoints, as Prometheus' own servers:
+ *   <telemetry path> (default /metrics)  text exposition; 500 when the collection fails
+ *   /status                              cuzk /status JSON + an `exporter` object
+ *   /                                    live status page (page.js, page.css)
+ *   /-/healthy                           the process is alive
+ *   /-/ready                             the source answers and has at least one GPU
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { MetricsSource } from '../engine/source';
+import type { Logger } from '../util/logger';
+import { loadPageAssets } from './page/assets';
+import type { Telemetry } from './telemetry';
+import { BasicAuth, WebConfig } from './web-config';
+
+export interface ServerOptions {
+  listenAddress: string;
+  telemetryPath: string;
+  webConfig?: WebConfig;
+  source: MetricsSource;
+  telemetry: Telemetry;
+  logger: Logger;
+  version: string;
+}
+
+export interface RunningServer {
+  /** Base URL, e.g. http://127.0.0.1:9464 (an unspecified host shows as 127.0.0.1). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Parses `host:port`, `:port` or `[v6]:port`. Throws a readable Error. */
+export function parseListenAddress(addr: string): { host?: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(addr);
+  if (!m) throw new Error(`--web.listen-address "${addr}" is not host:port (for example ":9464" or "127.0.0.1:9464")`);
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`--web.listen-address "${addr}": port ${port} is out of range`);
+  const host = m[1] ?? m[2];
+  return { host: host === '' ? undefined : host, port };
+}
+
+const EXPOSITION = 'text/plain; version=0.0.4; charset=utf-8';
+
+export function statusDocument(source: MetricsSource, version: string): Record<string, unknown> {
+  const m = source.model;
+  const body = source.statusBody() ?? {};
+  return {
+    ...body,
+    exporter: {
+      version,
+      source: source.source,
+      backend: source.backend,
+      up: m.up,
+      status_mismatch: m.statusMismatch(),
+      partitions_on_gpu: m.partitionsOnGpu(),
+      busy_workers: m.busyWorkers,
+      snapshot_age_secs: source.snapshotAgeSeconds(),
+      last_error: m.errors.lastMessage,
+      generated_at: new Date().toISOString(),
+    },
+  };
+}
+
+export function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const { host, port } = parseListenAddress(opts.listenAddress);
+  const log = opts.logger;
+  const auth = opts.webConfig?.basicAuthUsers ? new BasicAuth(opts.webConfig.basicAuthUsers) : null;
+  const headers = opts.webConfig?.headers ?? {};
+  const page = loadPageAssets();
+
+  const send = (res: http.ServerResponse, code: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
+    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers, ...extra });
+    res.end(res.req.method === 'HEAD' ? undefined : body);
+  };
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
+    }
+    if (url.pathname === '/-/healthy') return send(res, 200, 'text/plain; charset=utf-8', 'OK\n');
+    if (auth && !auth.check(req.headers.authorization)) {
+      return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
+    }
+    if (url.pathname === opts.telemetryPath) {
+      opts.telemetry.scrape().then(
+        (body) => send(res, 200, EXPOSITION, body),
+        (err: Error) => {
+          log.error('collection failed', { err: err.message });
+          send(res, 500, 'text/plain; charset=utf-8', `collection failed: ${err.message}\n`);
+        },
+      );
+      return;
+    }
+    if (url.pathname === '/status') {
+      try {
+        opts.source.refresh();
+      } catch (err) {
+        opts.source.model.errors.inc('status', (err as Error).message);
+      }
+      try {
+        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(statusDocument(opts.source, opts.version)));
+      } catch (err) {
+        return send(res, 500, 'text/plain; charset=utf-8', `status failed: ${(err as Error).message}\n`);
+      }
+    }
+    if (url.pathname === '/-/ready') {
+      const r = opts.source.ready();
+      return send(res, r.ok ? 200 : 503, 'text/plain; charset=utf-8', r.ok ? 'Ready\n' : `Not ready: ${r.reason}\n`);
+    }
+    const asset = page.get(url.pathname);
+    if (asset) return send(res, 200, asset.contentType, asset.body);
+    return send(res, 404, 'text/plain; charset=utf-8', `not found; see / for the status page, ${opts.telemetryPath} for metrics\n`);
+  };
+
+  const tls = opts.webConfig?.tls;
+  const server = tls
+    ? https.createServer({ cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: tls.requestCert, rejectUnauthorized: tls.requestCert, minVersion: tls.minVersion }, handler)
+    : http.createServer(handler);
+  server.keepAliveTimeout = 65_000;
+
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const where = opts.listenAddress;
+      if (err.code === 'EADDRINUSE') reject(new Error(`cannot listen on ${where}: address already in use`));
+      else if (err.code === 'EACCES') reject(new Error(`cannot listen on ${where}: permission denied`));
+      else if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') reject(new Error(`cannot listen on ${where}: no such local address`));
+      else reject(new Error(`cannot listen on ${where}: ${err.message}`));
+    };
+    server.once('error', onError);
+    server.listen({ host, port }, () => {
+      server.off('error', onError);
+      server.on('error', (err) => log.error('http server error', { err: err.message }));
+      const a = server.address() as AddressInfo;
+      const shownHost = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      resolve({
+        url: `${tls ? 'https' : 'http'}://${shownHost}:${a.port}`,
+        port: a.port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}

@@ -1,0 +1,185 @@
+/**
+ * Gauges and counters of DESIGN §5, produced from the StateModel at each collection.
+ *
+ * They are an OpenTelemetry MetricProducer rather than observable instruments, on purpose:
+ *  - exact values: an observable counter under cumulative temporality is rebuilt by the SDK
+ *    as a sum of float differences (v1 + (v2 - v1) + ...), which drifts by ulps from the
+ *    value we observed; a counter here is the model's own total, to the nanosecond;
+ *  - series follow their subject: the SDK keeps every attribute set it ever saw, so a
+ *    worker gone after a daemon restart would be exported forever; here a series exists
+ *    exactly while the model's topology has its subject;
+ *  - cost: no attribute hashing per data point (DESIGN §5 "Where the time goes").
+ * Histograms stay real SDK instruments (histograms.ts); both reach the same readers.
+ */
+import type { Attributes, HrTime } from '@opentelemetry/api';
+import { ValueType } from '@opentelemetry/api';
+import {
+  AggregationTemporality,
+  CollectionResult,
+  DataPoint,
+  DataPointType,
+  MetricData,
+  MetricProducer,
+} from '@opentelemetry/sdk-metrics';
+import type { Resource } from '@opentelemetry/resources';
+import { KIND_LABELS, LIVE_PARTITION_STATES, OTHER_KIND_INDEX, PARTITION_STATES, PROOF_KINDS } from '../engine/kinds';
+import type { StateModel } from '../engine/state-model';
+
+export interface SourceInfo {
+  version: string;
+  /** `run` (native engine) or `attach` (a cuzk daemon). */
+  source: string;
+  backend: string;
+}
+
+/** What the producer needs from the running source at collection time. */
+export interface ProducerContext {
+  model: StateModel;
+  info: SourceInfo;
+  /** Model clock (ns) at this collection: running intervals are counted up to it. */
+  nowNs(): number;
+  /** Seconds the previous collection took (cuzk_exporter_scrape_duration_seconds). */
+  lastCollectSeconds(): number;
+  resource: Resource;
+}
+
+const NS = 1e-9;
+const SCOPE = { name: 'cuzk-exporter' };
+
+function hrNow(): HrTime {
+  const ms = Date.now();
+  return [Math.floor(ms / 1000), (ms % 1000) * 1e6];
+}
+
+type Point = DataPoint<number>;
+
+/** The per-topology attribute objects, built once per topology version. */
+interface Labels {
+  version: number;
+  workers: Attributes[];
+  gpus: Attributes[];
+  gpuInfo: Attributes[];
+}
+
+export class StateMetricProducer implements MetricProducer {
+  private readonly startTime = hrNow();
+  private labels: Labels | null = null;
+  private readonly kindAttrs = KIND_LABELS.map((k) => ({ proof_kind: k }));
+  private readonly kindStateAttrs = KIND_LABELS.map((k) =>
+    PARTITION_STATES.slice(0, LIVE_PARTITION_STATES).map((s) => ({ proof_kind: k, state: s })),
+  );
+
+  constructor(private readonly ctx: ProducerContext) {}
+
+  private topologyLabels(): Labels {
+    const m = this.ctx.model;
+    if (this.labels && this.labels.version === m.topologyVersion) return this.labels;
+    const t = m.topology;
+    this.labels = {
+      version: m.topologyVersion,
+      workers: t.workers.map((w) => ({ gpu: String(w.gpu), worker: String(w.id) })),
+      gpus: t.gpus.map((g) => ({ gpu: String(g.ordinal) })),
+      gpuInfo: t.gpus.map((g) => {
+        const a: Attributes = { gpu: String(g.ordinal), name: g.name };
+        if (g.uuid) a.uuid = g.uuid;
+        if (g.pciBusId) a.pci_bus_id = g.pciBusId;
+        return a;
+      }),
+    };
+    return this.labels;
+  }
+
+  async collect(): Promise<CollectionResult> {
+    return { resourceMetrics: { resource: this.ctx.resource, scopeMetrics: [{ scope: SCOPE, metrics: this.metrics() }] }, errors: [] };
+  }
+
+  /** Builds every gauge and counter from the model, synchronously. */
+  metrics(): MetricData[] {
+    const m = this.ctx.model;
+    const now = this.ctx.nowNs();
+    const startTime = this.startTime;
+    const endTime = hrNow();
+    const L = this.topologyLabels();
+    const out: MetricData[] = [];
+    const pt = (attributes: Attributes, value: number): Point => ({ startTime, endTime, attributes, value });
+    const gauge = (name: string, description: string, dataPoints: Point[]) =>
+      out.push({
+        descriptor: { name, description, unit: '', valueType: ValueType.DOUBLE },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.GAUGE,
+        dataPoints,
+      });
+    const counter = (name: string, description: string, dataPoints: Point[]) =>
+      out.push({
+        descriptor: { name, description, unit: '', valueType: ValueType.DOUBLE },
+        aggregationTemporality: AggregationTemporality.CUMULATIVE,
+        dataPointType: DataPointType.SUM,
+        isMonotonic: true,
+        dataPoints,
+      });
+    // Canonical kinds always (so failure/throughput queries have series at 0); the
+    // overflow kind only once something was folded into it.
+    const kinds: number[] = PROOF_KINDS.map((_, i) => i);
+    if (this.kindUsed(OTHER_KIND_INDEX)) kinds.push(OTHER_KIND_INDEX);
+    const perKind = (arr: ArrayLike<number>, scale = 1) => kinds.map((k) => pt(this.kindAttrs[k], arr[k] * scale));
+    const nWorkers = m.topology.workers.length;
+    const nGpus = m.topology.gpus.length;
+    const perWorker = (f: (w: number) => number) => {
+      const pts = new Array<Point>(nWorkers);
+      for (let w = 0; w < nWorkers; w++) pts[w] = pt(L.workers[w], f(w));
+      return pts;
+    };
+    const perGpu = (f: (g: number) => number) => {
+      const pts = new Array<Point>(nGpus);
+      for (let g = 0; g < nGpus; g++) pts[g] = pt(L.gpus[g], f(g));
+      return pts;
+    };
+
+    gauge('cuzk_up', 'Whether the source (native engine or attached cuzk daemon) answered at the last collection (1) or not (0).', [pt({}, m.up ? 1 : 0)]);
+    gauge('cuzk_exporter_build_info', 'Build and source information of this exporter; always 1.', [
+      pt({ version: this.ctx.info.version, source: this.ctx.info.source, backend: this.ctx.info.backend }, 1),
+    ]);
+    gauge('cuzk_gpu_info', 'GPU identity; always 1. Join on gpu for names/uuids; other metrics carry only gpu/worker.', L.gpuInfo.map((a) => pt(a, 1)));
+    gauge('cuzk_gpu_worker_busy', 'Whether the GPU worker owns a partition now (1) or is idle (0), exact at collection time.', perWorker((w) => m.wBusy[w]));
+    counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => m.workerBusyNsAt(w, now) * NS));
+    counter('cuzk_gpu_worker_partitions_total', 'Partitions the GPU worker finished (handed back).', perWorker((w) => m.wPartitions[w]));
+    gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds the GPU worker has owned its current partition; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
+    if (m.topology.lockEvents) {
+      counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => m.gpuLockHeldNsAt(g, now) * NS));
+      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) * NS));
+    }
+    const parts: Point[] = [];
+    for (const k of kinds) {
+      for (let s = 0; s < LIVE_PARTITION_STATES; s++) parts.push(pt(this.kindStateAttrs[k][s], m.kLive[k * LIVE_PARTITION_STATES + s]));
+    }
+    gauge('cuzk_partitions', 'Partitions of live proofs now in each state (pending, synthesizing, synth_done, gpu).', parts);
+    counter('cuzk_partition_gpu_seconds_total', 'GPU-stage seconds of finished partitions.', perKind(m.kGpuNs, NS));
+    counter('cuzk_partition_synthesis_seconds_total', 'Synthesis seconds of finished partition syntheses.', perKind(m.kSynthNs, NS));
+    counter('cuzk_partitions_completed_total', 'Partitions that completed.', perKind(m.kPartsCompleted));
+    counter('cuzk_partitions_failed_total', 'Partitions that failed (not counting partitions of cancelled proofs).', perKind(m.kPartsFailed));
+    counter('cuzk_proofs_completed_total', 'Proofs that completed.', perKind(m.kProofsCompleted));
+    counter('cuzk_proofs_failed_total', 'Proofs that failed.', perKind(m.kProofsFailed));
+    counter('cuzk_proofs_cancelled_total', 'Proofs cancelled before they finished.', perKind(m.kProofsCancelled));
+    gauge('cuzk_queue_depth', 'Proofs queued and not started.', perKind(m.kQueueDepth));
+    gauge('cuzk_synthesis_active', 'Synthesis slots in use.', [pt({}, m.synthActive)]);
+    gauge('cuzk_synthesis_max_concurrent', 'Synthesis slots available.', [pt({}, m.synthMax)]);
+    gauge('cuzk_memory_budget_bytes', 'Memory budget of the prover in bytes.', [pt({}, m.memoryBudgetBytes)]);
+    gauge('cuzk_memory_used_bytes', 'Memory budget in use in bytes.', [pt({}, m.memoryUsedBytes)]);
+    gauge('cuzk_status_mismatch', "1 when partitions in the gpu state exceed busy GPU workers: the prover's own reports contradict each other.", [pt({}, m.statusMismatch() ? 1 : 0)]);
+    counter('cuzk_exporter_events_total', 'State-change events ingested from the source.', [pt({}, m.eventsTotal)]);
+    counter('cuzk_exporter_events_dropped_total', 'Events lost before ingestion (ring overflow); state and totals were re-synced.', [pt({}, m.eventsDropped)]);
+    const errs: Point[] = [];
+    for (const [reason, n] of m.errors.entries()) errs.push(pt({ reason }, n));
+    counter('cuzk_exporter_errors_total', 'Errors of the source or of collection, by reason.', errs);
+    gauge('cuzk_exporter_scrape_duration_seconds', 'Seconds the previous collection took.', [pt({}, this.ctx.lastCollectSeconds())]);
+    return out.filter((d) => d.dataPoints.length > 0);
+  }
+
+  private kindUsed(k: number): boolean {
+    const m = this.ctx.model;
+    if (m.kGpuNs[k] || m.kSynthNs[k] || m.kPartsCompleted[k] || m.kPartsFailed[k]) return true;
+    if (m.kProofsCompleted[k] || m.kProofsFailed[k] || m.kProofsCancelled[k] || m.kQueueDepth[k]) return true;
+    for (let s = 0; s < LIVE_PARTITION_STATES; s++) if (m.kLive[k * LIVE_PARTITION_STATES + s]) return true;
+    return false;
+  }
+}

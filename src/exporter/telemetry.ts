@@ -1,0 +1,100 @@
+/**
+ * The OpenTelemetry side: one MeterProvider whose readers are the Prometheus exporter
+ * (serialisation only; we serve HTTP ourselves, see server.ts) and, optionally, an OTLP
+ * push reader. Gauges/counters come from StateMetricProducer, histograms from SDK
+ * instruments; both reach every reader.
+ *
+ * Deliberate choices (DESIGN §5): no `otel_scope_*` labels (one scope, and they nearly
+ * double the body) and no `target_info` (Prometheus' own `up`/`instance` identify the
+ * target; version and source are in cuzk_exporter_build_info).
+ */
+import { diag, DiagLogLevel } from '@opentelemetry/api';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { MetricsSource } from '../engine/source';
+import type { Logger } from '../util/logger';
+import { ModelHistograms } from './histograms';
+import { SourceInfo, StateMetricProducer } from './state-metrics';
+
+export interface TelemetryOptions {
+  version: string;
+  logger: Logger;
+  /** OTLP/HTTP metrics endpoint (e.g. http://collector:4318/v1/metrics); off when unset. */
+  otlpEndpoint?: string;
+  otlpIntervalMs?: number;
+}
+
+export class Telemetry {
+  readonly info: SourceInfo;
+  private readonly prometheus: PrometheusExporter;
+  private readonly serializer = new PrometheusSerializer(undefined, false, undefined, true, true);
+  private readonly provider: MeterProvider;
+  private lastCollectSeconds = 0;
+
+  constructor(
+    private readonly source: MetricsSource,
+    opts: TelemetryOptions,
+  ) {
+    this.info = { version: opts.version, source: source.source, backend: source.backend };
+    // Route SDK diagnostics (metadata conflicts, export failures) into our log.
+    diag.setLogger(
+      {
+        error: (m) => opts.logger.error('opentelemetry', { detail: m }),
+        warn: (m) => opts.logger.warn('opentelemetry', { detail: m }),
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      },
+      DiagLogLevel.WARN,
+    );
+    const resource = resourceFromAttributes({ 'service.name': 'cuzk-exporter', 'service.version': opts.version });
+    const producer = new StateMetricProducer({
+      model: source.model,
+      info: this.info,
+      nowNs: () => source.nowNs(),
+      lastCollectSeconds: () => this.lastCollectSeconds,
+      resource,
+    });
+    this.prometheus = new PrometheusExporter({
+      preventServerStart: true,
+      withoutScopeInfo: true,
+      withoutTargetInfo: true,
+      metricProducers: [producer],
+    });
+    const readers: MetricReader[] = [this.prometheus];
+    if (opts.otlpEndpoint) {
+      readers.push(
+        new PeriodicExportingMetricReader({
+          exporter: new OTLPMetricExporter({ url: opts.otlpEndpoint }),
+          exportIntervalMillis: opts.otlpIntervalMs ?? 15000,
+          metricProducers: [producer],
+        }),
+      );
+    }
+    this.provider = new MeterProvider({ resource, readers });
+    source.model.observer = new ModelHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model);
+  }
+
+  /**
+   * One collection: applies pending source events, collects and serialises. Throws when
+   * the collection fails, so the server answers 500 instead of a 200 with a comment.
+   */
+  async scrape(): Promise<string> {
+    const t0 = process.hrtime.bigint();
+    this.source.refresh();
+    const { resourceMetrics, errors } = await this.prometheus.collect();
+    if (errors.length > 0) {
+      this.source.model.errors.inc('collect');
+      throw new Error(`collection failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
+    }
+    const body = this.serializer.serialize(resourceMetrics);
+    this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    return body;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.provider.shutdown();
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * A small structured logger in the exporter-toolkit style: `--log.level` and
+ * `--log.format` (logfmt or json), one line per record on stderr.
+ */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['logfmt', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export type Fields = Record<string, string | number | boolean | null | undefined>;
+
+export interface Logger {
+  debug(msg: string, fields?: Fields): void;
+  info(msg: string, fields?: Fields): void;
+  warn(msg: string, fields?: Fields): void;
+  error(msg: string, fields?: Fields): void;
+}
+
+function logfmtValue(v: string): string {
+  return /^[^\s"=\\]+$/.test(v) ? v : JSON.stringify(v);
+}
+
+export function createLogger(
+  level: LogLevel = 'info',
+  format: LogFormat = 'logfmt',
+  write: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+): Logger {
+  const min = LOG_LEVELS.indexOf(level);
+  const emit = (lvl: LogLevel, msg: string, fields: Fields = {}) => {
+    if (LOG_LEVELS.indexOf(lvl) < min) return;
+    const rec: Record<string, string | number | boolean | null> = { ts: new Date().toISOString(), level: lvl, msg };
+    for (const [k, v] of Object.entries(fields)) if (v !== undefined) rec[k] = v;
+    if (format === 'json') write(JSON.stringify(rec));
+    else write(Object.entries(rec).map(([k, v]) => `${k}=${logfmtValue(String(v))}`).join(' '));
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+  };
+}
+
+/** A logger that drops everything (tests, benchmarks). */
+export const silentLogger: Logger = createLogger('error', 'logfmt', () => {});
