@@ -44,6 +44,11 @@ export function parseListenAddress(addr: string): { host?: string; port: number 
 }
 
 const EXPOSITION = 'text/plain; version=0.0.4; charset=utf-8';
+/** The page loads only its own files and /status; nothing may frame it. */
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+};
 
 export function statusDocument(source: MetricsSource, version: string): Record<string, unknown> {
   const m = source.model;
@@ -73,7 +78,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
   const page = loadPageAssets();
 
   const send = (res: http.ServerResponse, code: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
-    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...headers, ...extra });
+    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...headers, ...extra });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
 
