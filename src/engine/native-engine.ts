@@ -91,6 +91,7 @@ export class NativeEngine implements MetricsSource {
     this.lib = lib;
     this.handle = handle;
     this.eventsEnabled = config.events !== false;
+    for (const r of ['event_wait', 'event_drain', 'resync']) this.model.errors.declare(r);
     const status = this.status();
     this.backend = typeof status.backend === 'string' ? status.backend : String(config.backend ?? 'cpu');
     const gpus = status.gpus ?? [];

@@ -111,7 +111,8 @@ export interface CounterTotals {
   nowNs: number;
 }
 
-const NS = 1e-9;
+/** ns -> s by division: correctly rounded, so 27e6 ns is exactly 0.027 (x 1e-9 is not). */
+const NS_PER_S = 1e9;
 
 export class StateModel {
   topology: Topology = { gpus: [], workers: [], lockEvents: false };
@@ -258,7 +259,7 @@ export class StateModel {
 
   /** Seconds the worker has owned its current partition (0 when idle). */
   workerStintSecondsAt(slot: number, nowNs: number): number {
-    return this.wBusy[slot] ? Math.max(0, nowNs - this.wSinceNs[slot]) * NS : 0;
+    return this.wBusy[slot] ? Math.max(0, nowNs - this.wSinceNs[slot]) / NS_PER_S : 0;
   }
 
   gpuLockHeldNsAt(slot: number, nowNs: number): number {
@@ -325,10 +326,10 @@ export class StateModel {
         const k = job.kind;
         if (next === PART_SYNTH_DONE) {
           this.kSynthNs[k] += ns;
-          this.observer?.partitionSynthesis(k, ns * NS);
+          this.observer?.partitionSynthesis(k, ns / NS_PER_S);
         } else if (prev === PART_GPU && (next === PART_DONE || next === PART_FAILED)) {
           this.kGpuNs[k] += ns;
-          this.observer?.partitionGpu(k, ns * NS);
+          this.observer?.partitionGpu(k, ns / NS_PER_S);
         }
         if (next === PART_DONE) this.kPartsCompleted[k]++;
         else if (next === PART_FAILED && (flags & EVF_CANCELLED) === 0) this.kPartsFailed[k]++;
@@ -366,7 +367,7 @@ export class StateModel {
         if (acquired) {
           this.gLockHeld[g] = 1;
           this.gLockSinceNs[g] = t;
-          if (!resync && (flags & EVF_FIRST) === 0) this.observer?.gpuIdleGap(g, value * NS);
+          if (!resync && (flags & EVF_FIRST) === 0) this.observer?.gpuIdleGap(g, value / NS_PER_S);
         } else {
           this.gLockHeld[g] = 0;
           this.gLastReleaseNs[g] = t;
@@ -393,7 +394,7 @@ export class StateModel {
       }
       case EV_JOB_STARTED: {
         const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
-        if (job && !resync) this.observer?.queueWait(job.kind, readU64(v, off + EV_OFF_VALUE) * NS);
+        if (job && !resync) this.observer?.queueWait(job.kind, readU64(v, off + EV_OFF_VALUE) / NS_PER_S);
         return;
       }
       case EV_JOB_DONE: {
@@ -412,7 +413,7 @@ export class StateModel {
         if (outcome === OUTCOME_COMPLETED) this.kProofsCompleted[job.kind]++;
         else if (outcome === OUTCOME_FAILED) this.kProofsFailed[job.kind]++;
         else if (outcome === OUTCOME_CANCELLED) this.kProofsCancelled[job.kind]++;
-        this.observer?.proofDone(job.kind, outcome, readU64(v, off + EV_OFF_VALUE) * NS);
+        this.observer?.proofDone(job.kind, outcome, readU64(v, off + EV_OFF_VALUE) / NS_PER_S);
         return;
       }
       case EV_JOB_EVICTED: {

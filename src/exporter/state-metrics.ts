@@ -43,7 +43,8 @@ export interface ProducerContext {
   resource: Resource;
 }
 
-const NS = 1e-9;
+/** ns -> s by division (correctly rounded; multiplying by 1e-9 is not). */
+const NS_PER_S = 1e9;
 const SCOPE = { name: 'cuzk-exporter' };
 
 function hrNow(): HrTime {
@@ -121,7 +122,7 @@ export class StateMetricProducer implements MetricProducer {
     // overflow kind only once something was folded into it.
     const kinds: number[] = PROOF_KINDS.map((_, i) => i);
     if (this.kindUsed(OTHER_KIND_INDEX)) kinds.push(OTHER_KIND_INDEX);
-    const perKind = (arr: ArrayLike<number>, scale = 1) => kinds.map((k) => pt(this.kindAttrs[k], arr[k] * scale));
+    const perKind = (arr: ArrayLike<number>, divisor = 1) => kinds.map((k) => pt(this.kindAttrs[k], arr[k] / divisor));
     const nWorkers = m.topology.workers.length;
     const nGpus = m.topology.gpus.length;
     const perWorker = (f: (w: number) => number) => {
@@ -141,20 +142,20 @@ export class StateMetricProducer implements MetricProducer {
     ]);
     gauge('cuzk_gpu_info', 'GPU identity; always 1. Join on gpu for names/uuids; other metrics carry only gpu/worker.', L.gpuInfo.map((a) => pt(a, 1)));
     gauge('cuzk_gpu_worker_busy', 'Whether the GPU worker owns a partition now (1) or is idle (0), exact at collection time.', perWorker((w) => m.wBusy[w]));
-    counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => m.workerBusyNsAt(w, now) * NS));
+    counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => m.workerBusyNsAt(w, now) / NS_PER_S));
     counter('cuzk_gpu_worker_partitions_total', 'Partitions the GPU worker finished (handed back).', perWorker((w) => m.wPartitions[w]));
     gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds the GPU worker has owned its current partition; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
     if (m.topology.lockEvents) {
-      counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => m.gpuLockHeldNsAt(g, now) * NS));
-      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) * NS));
+      counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => m.gpuLockHeldNsAt(g, now) / NS_PER_S));
+      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) / NS_PER_S));
     }
     const parts: Point[] = [];
     for (const k of kinds) {
       for (let s = 0; s < LIVE_PARTITION_STATES; s++) parts.push(pt(this.kindStateAttrs[k][s], m.kLive[k * LIVE_PARTITION_STATES + s]));
     }
     gauge('cuzk_partitions', 'Partitions of live proofs now in each state (pending, synthesizing, synth_done, gpu).', parts);
-    counter('cuzk_partition_gpu_seconds_total', 'GPU-stage seconds of finished partitions.', perKind(m.kGpuNs, NS));
-    counter('cuzk_partition_synthesis_seconds_total', 'Synthesis seconds of finished partition syntheses.', perKind(m.kSynthNs, NS));
+    counter('cuzk_partition_gpu_seconds_total', 'GPU-stage seconds of finished partitions.', perKind(m.kGpuNs, NS_PER_S));
+    counter('cuzk_partition_synthesis_seconds_total', 'Synthesis seconds of finished partition syntheses.', perKind(m.kSynthNs, NS_PER_S));
     counter('cuzk_partitions_completed_total', 'Partitions that completed.', perKind(m.kPartsCompleted));
     counter('cuzk_partitions_failed_total', 'Partitions that failed (not counting partitions of cancelled proofs).', perKind(m.kPartsFailed));
     counter('cuzk_proofs_completed_total', 'Proofs that completed.', perKind(m.kProofsCompleted));

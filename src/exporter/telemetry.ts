@@ -74,6 +74,9 @@ export class Telemetry {
       );
     }
     this.provider = new MeterProvider({ resource, readers });
+    // Error series exist from the start (at 0), so alerts and dashboards see them.
+    source.model.errors.declare('collect');
+    source.model.errors.declare('status');
     source.model.observer = new ModelHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model);
   }
 
