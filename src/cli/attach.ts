@@ -5,10 +5,10 @@
 import { AttachSource } from '../engine/attach-source';
 import type { Logger } from '../util/logger';
 import { Resolved, UsageError } from './options';
-import { checkTelemetryPath, serve, untilSignal, webConfigFrom } from './serve';
+import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
 
 export async function attachCommand(o: Resolved, log: Logger): Promise<number> {
-  checkTelemetryPath(o);
+  checkWebFlags(o);
   const webConfig = webConfigFrom(o);
   const url = o['cuzk.status-url'] as string | undefined;
   if (!url) throw new UsageError('attach: --cuzk.status-url is required (the daemon\'s status_listen address, e.g. http://127.0.0.1:9821/status)');

@@ -100,7 +100,9 @@ export async function main(args: string[]): Promise<number> {
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
+    // On success let the event loop drain by itself: exiting proves nothing was left
+    // running (engine threads joined, servers closed). Failures exit at once.
+    (code) => (code === 0 ? (process.exitCode = 0) : process.exit(code)),
     (e: Error) => {
       process.stderr.write(`cuzk-exporter: ${e.message}\n`);
       process.exit(1);

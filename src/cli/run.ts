@@ -7,10 +7,10 @@ import { Workload, parseMix } from '../engine/workload';
 import type { Logger } from '../util/logger';
 import { engineConfigFrom } from './engine-config';
 import { Resolved, UsageError } from './options';
-import { checkTelemetryPath, serve, untilSignal, webConfigFrom } from './serve';
+import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
 
 export async function runCommand(o: Resolved, log: Logger): Promise<number> {
-  checkTelemetryPath(o);
+  checkWebFlags(o);
   const webConfig = webConfigFrom(o);
   let mix;
   try {

@@ -3,7 +3,7 @@
  * orderly shutdown on SIGINT/SIGTERM.
  */
 import type { MetricsSource } from '../engine/source';
-import { startServer, RunningServer } from '../exporter/server';
+import { parseListenAddress, startServer, RunningServer } from '../exporter/server';
 import { Telemetry } from '../exporter/telemetry';
 import { loadWebConfig, WebConfig } from '../exporter/web-config';
 import type { Logger } from '../util/logger';
@@ -20,7 +20,13 @@ export function webConfigFrom(o: Resolved): WebConfig | undefined {
   }
 }
 
-export function checkTelemetryPath(o: Resolved): string {
+/** Checks the web flags before anything starts, so a typo costs one line, not a startup. */
+export function checkWebFlags(o: Resolved): string {
+  try {
+    parseListenAddress(o['web.listen-address'] as string);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
   const p = o['web.telemetry-path'] as string;
   if (!p.startsWith('/') || p === '/' || ['/status', '/-/healthy', '/-/ready', '/page.js', '/page.css'].includes(p)) {
     throw new UsageError(`--web.telemetry-path "${p}" must start with "/" and not be one of /, /status, /-/healthy, /-/ready`);

@@ -1,0 +1,162 @@
+/**
+ * The compiled CLI, as users run it: `node dist/src/cli/main.js …` (built by the jest
+ * global setup). Exit codes: 0 ok, 1 runtime failure, 2 bad flags/configuration.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`cuzk-exporter ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Starts a long-running command and resolves once it printed its metrics URL. */
+function startServing(args: string[]): Promise<{ child: ChildProcess; url: string; out: () => { stdout: string; stderr: string }; exit: Promise<Run> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const exit = new Promise<Run>((res) => child.on('exit', (code, signal) => res({ code, signal, stdout, stderr })));
+    child.stderr!.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      const m = /metrics:\s+(http:\/\/\S+)\/metrics/.exec(stdout);
+      if (m) resolve({ child, url: m[1], out: () => ({ stdout, stderr }), exit });
+    });
+    void exit.then((r) => reject(new Error(`exited early (${r.code}): ${stderr}`)));
+  });
+}
+
+const lines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
+
+describe('cuzk-exporter prove', () => {
+  test('prove --kind snap-update --count 3 shows progress, prints per-proof timings and exits 0', async () => {
+    const r = await cli(['prove', '--kind', 'snap-update', '--count', '3']);
+    expect(r.stderr).toMatch(/\[[#-]{30}\]\s+100%\s+proofs 3\/3/);
+    expect(r.stderr).toContain('prove: 3 snap-update proof(s) completed and verified');
+    const rows = lines(r.stdout);
+    expect(rows[0]).toMatch(/^job_id\s+outcome\s+parts\s+queue_s\s+synth_s\s+gpu_s\s+total_s\s+verified$/);
+    expect(rows).toHaveLength(4);
+    for (const row of rows.slice(1)) expect(row).toMatch(/^ps-snap-[0-9a-f-]{36}\s+completed\s+16(\s+\d+\.\d{3}){4}\s+yes$/);
+    expect(r.code).toBe(0);
+  });
+
+  test('with partition-failure injection it exits non-zero with a clear message', async () => {
+    const r = await cli(['prove', '--kind', 'snap-update', '--count', '3', '--fault.fail-partition-nth', '5']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/prove: 1 of 3 proofs failed:\n\s+ps-snap-\S+: failed: .*partition/);
+  });
+
+  test('--json prints one JSON object per proof', async () => {
+    const r = await cli(['prove', '--kind', 'winning-post', '--count', '2', '--json']);
+    expect(r.code).toBe(0);
+    const objs = lines(r.stdout).map((l) => JSON.parse(l));
+    expect(objs).toHaveLength(2);
+    for (const o of objs) expect(o).toMatchObject({ kind: 'winning-post', outcome: 'completed', partitions: 1, verified: true });
+  });
+});
+
+describe('bad input: one readable line and a non-zero exit', () => {
+  const cases: [string, string[], NodeJS.ProcessEnv, RegExp][] = [
+    ['unknown flag', ['run', '--no-such-flag', '1'], {}, /Unknown argument/],
+    ['unknown command', ['frobnicate'], {}, /Unknown argument|command/],
+    ['bad number', ['run', '--engine.gpus', 'two'], {}, /--engine.gpus: "two" is not a number/],
+    ['out of range', ['run', '--engine.gpus', '0'], {}, /--engine.gpus: 0 is below the minimum 1/],
+    ['bad choice', ['run', '--engine.backend', 'gpu'], {}, /--engine.backend: "gpu" is not one of cpu, sim/],
+    ['bad duration', ['attach', '--cuzk.status-url', 'http://127.0.0.1:1/status', '--cuzk.poll-interval', 'soon'], {}, /not a duration/],
+    ['bad env value', ['run'], { CUZK_EXPORTER_ENGINE_WORKERS_PER_GPU: '99' }, /--engine.workers-per-gpu \(from environment CUZK_EXPORTER_ENGINE_WORKERS_PER_GPU\): 99 is above the maximum 8/],
+    ['bad listen address', ['run', '--web.listen-address', 'localhost'], {}, /--web.listen-address "localhost" is not host:port/],
+    ['missing attach url', ['attach'], {}, /--cuzk.status-url is required/],
+    ['bad log level', ['run', '--log.level', 'loud'], {}, /--log.level: "loud" is not one of debug, info, warn, error/],
+  ];
+  test.each(cases)('%s', async (_name, args, env, re) => {
+    const r = await cli(args, env);
+    expect(r.code).toBe(2);
+    expect(lines(r.stderr)).toHaveLength(1);
+    expect(r.stderr).toMatch(re);
+    expect(r.stdout).toBe('');
+  });
+
+  test('config file: unknown key and bad value are one line each, a good file is used', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-cfg-'));
+    const bad = path.join(dir, 'bad.yml');
+    fs.writeFileSync(bad, 'web.listen-adress: ":1"\n');
+    let r = await cli(['run', '--config.file', bad]);
+    expect([r.code, lines(r.stderr).length]).toEqual([2, 1]);
+    expect(r.stderr).toContain('unknown key "web.listen-adress"');
+    fs.writeFileSync(bad, 'engine.gpus: -3\n');
+    r = await cli(['run', '--config.file', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--engine.gpus (from config file ${bad}): -3 is below the minimum 1`);
+    const good = path.join(dir, 'good.yml');
+    fs.writeFileSync(good, 'engine.backend: sim\nengine.gpus: 2\n');
+    r = await cli(['run', '--config.file', good, '--config.check']);
+    expect([r.code, r.stdout]).toEqual([0, 'configuration OK\n']);
+    fs.rmSync(dir, { recursive: true });
+  });
+
+  test('port in use: one line naming the address, exit non-zero', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const r = await cli(['run', '--web.listen-address', `127.0.0.1:${port}`, '--workload.concurrency', '0', '--log.level', 'error']);
+      expect(r.code).not.toBe(0);
+      expect(lines(r.stderr)).toEqual([`cuzk-exporter: cannot listen on 127.0.0.1:${port}: address already in use`]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test('--help explains every command', async () => {
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    for (const c of ['run', 'attach', 'prove', 'bench', 'dashboards']) expect(top.stdout).toContain(c);
+    const run = await cli(['run', '--help']);
+    expect(run.stdout).toContain('--web.listen-address');
+    expect(run.stdout).toContain('CUZK_EXPORTER_WEB_LISTEN_ADDRESS');
+    expect(run.stdout).toContain('--fault.status-bug-kind');
+  });
+});
+
+describe('signals', () => {
+  test.each(['SIGTERM', 'SIGINT'] as const)('%s: proofs in flight finish or are cancelled within the grace, engine closes, exit 0', async (sig) => {
+    const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0', '--engine.backend', 'sim', '--engine.time-scale', '0.05', '--workload.concurrency', '4', '--shutdown.grace', '1s']);
+    const res = await fetch(`${s.url}/metrics`);
+    expect(res.status).toBe(200);
+    const t0 = Date.now();
+    s.child.kill(sig);
+    const r = await s.exit;
+    const elapsed = Date.now() - t0;
+    expect(r.code).toBe(0);
+    expect(r.signal).toBeNull();
+    expect(elapsed).toBeLessThan(8000);
+    expect(s.out().stderr).toMatch(new RegExp(`msg="shutting down" signal=${sig} in_flight=\\d+ grace_s=1`));
+    expect(s.out().stderr).toMatch(/msg=stopped finished=\d+ cancelled=\d+/);
+  });
+});

@@ -1,0 +1,10 @@
+// Builds what the tests run: the native library (make is incremental) and the compiled
+// CLI in dist/ (CLI tests spawn `node dist/src/cli/main.js`, exactly what users run).
+const { execFileSync } = require('node:child_process');
+const path = require('node:path');
+
+module.exports = async function globalSetup() {
+  const root = path.join(__dirname, '..');
+  execFileSync('make', ['-s', '-C', path.join(root, 'native')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
+};
