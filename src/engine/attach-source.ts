@@ -5,12 +5,20 @@
  * both sources.
  *
  * Counters stay exact and monotonic although the source is sampled:
- *  - a partition's GPU/synthesis time is added once, when the model first sees it end
- *    (finished jobs stay in cuzk's snapshot for 30 s, far longer than a poll);
+ *  - the first snapshot is the baseline: what finished before we attached is not ours
+ *    (partitions as well as proofs), so an exporter restart never counts anything twice;
+ *  - after that, a partition's GPU/synthesis time is added once, when the model first sees
+ *    it end (finished jobs stay in cuzk's snapshot for 30 s, far longer than a poll);
  *  - proof counts come from the daemon's cumulative per-kind counters, by difference;
- *  - a daemon restart (uptime going backwards) resets only our baselines, never our totals.
+ *  - a daemon restart (uptime going backwards, or its cumulative totals going down) resets
+ *    only our baselines, never our totals;
+ *  - the model's clock is the time of the last applied snapshot: a running stint is counted
+ *    up to the last time it was seen running, never through time we did not look (a poll
+ *    that failed, a daemon that went away).
  * Every failure (connect, timeout, HTTP status, size, JSON, schema) sets cuzk_up to 0 and
- * is counted by reason; the last good snapshot stays served with its age.
+ * is counted by reason; the last good snapshot stays served with its age. A malformed part
+ * of a snapshot (one pipeline, one worker, one section) is skipped and counted (bad_field):
+ * what we knew about it is kept, not taken for gone.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -64,6 +72,7 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number): 
     } catch {
       return reject(new PollError('connect', `invalid URL ${url}`));
     }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return reject(new PollError('connect', `${url}: only http:// and https:// are supported`));
     const mod = u.protocol === 'https:' ? https : http;
     let settled = false;
     const finish = (err: Error | null, body?: string) => {
@@ -74,9 +83,13 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number): 
       else resolve(body!);
     };
     const req = mod.get(u, { headers: { Accept: 'application/json' }, agent: false }, (res) => {
+      res.on('close', () => {
+        if (!res.complete) finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
+      });
       if (res.statusCode !== 200) {
-        res.resume();
-        return finish(new PollError('http_status', `GET ${url}: HTTP ${res.statusCode}`));
+        // Not read: an error page can be as large or as slow as any other body.
+        req.destroy();
+        return finish(new PollError('http_status', `GET ${url}: HTTP ${res.statusCode}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > maxBytes) {
@@ -94,15 +107,42 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number): 
         }
         chunks.push(c);
       });
-      res.on('end', () => finish(null, Buffer.concat(chunks).toString('utf8')));
-      res.on('error', (e) => finish(new PollError('connect', `GET ${url}: ${e.message}`)));
+      res.on('end', () => {
+        if (!res.complete) return finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
+        finish(null, Buffer.concat(chunks, size).toString('utf8'));
+      });
+      res.on('error', (e: NodeJS.ErrnoException) =>
+        finish(new PollError('connect', `GET ${url}: connection closed before the body was complete (${describeNetError(e)})`)),
+      );
     });
-    req.on('error', (e: NodeJS.ErrnoException) => finish(new PollError('connect', `GET ${url}: ${e.code ?? e.message}`)));
+    req.on('error', (e: NodeJS.ErrnoException) => finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`)));
     const timer = setTimeout(() => {
       req.destroy();
       finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
     }, timeoutMs);
   });
+}
+
+const NET_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (is status_listen set and the daemon running?)',
+  ECONNRESET: 'connection reset by the daemon',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  EPIPE: 'connection closed by the daemon',
+};
+
+function describeNetError(e: NodeJS.ErrnoException): string {
+  const known = e.code ? NET_ERRORS[e.code] : undefined;
+  if (known) return `${known} (${e.code})`;
+  return e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message;
+}
+
+/** A proof kind name as it may appear in a log line: quoted, escaped, cut at 64 characters. */
+function quoteKind(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name);
 }
 
 export class AttachSource implements MetricsSource {
@@ -115,6 +155,7 @@ export class AttachSource implements MetricsSource {
   private lastBody: Record<string, unknown> | null = null;
   private lastGoodNs = 0;
   private lastUptime = -1;
+  private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
   private nextHandle = 1;
   private prevCompleted = new Map<string, number>();
@@ -181,7 +222,7 @@ export class AttachSource implements MetricsSource {
     if (!v.ok) throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected: ${v.error}`);
     for (const what of v.skipped) this.model.errors.inc('bad_field', `snapshot from ${this.opts.url}: skipped ${what}`);
     if (v.skipped.length > 0) this.log('warn', `skipped malformed parts of the snapshot: ${v.skipped.slice(0, 3).join('; ')}${v.skipped.length > 3 ? ` (+${v.skipped.length - 3} more)` : ''}`);
-    this.apply(v.status, nowNs);
+    this.apply(v.status, nowNs, v.skippedJobIds, v.skippedWorkerIds);
     this.lastBody = body as Record<string, unknown>;
     this.lastGoodNs = nowNs;
     if (!this.model.up) this.log('info', `source is up: ${this.opts.url}`, true);
@@ -208,30 +249,71 @@ export class AttachSource implements MetricsSource {
     return k < 0 ? OTHER_KIND_INDEX : k;
   }
 
-  private apply(s: CuzkStatus, nowNs: number): void {
+  private apply(s: CuzkStatus, nowNs: number, skippedJobIds: string[] = [], skippedWorkerIds: number[] = []): void {
     const m = this.model;
-    if (s.uptime_secs < this.lastUptime) this.restarted(s, nowNs);
+    const primed = this.primed;
+    const totals = s.counters ? { completed: s.counters.total_completed, failed: s.counters.total_failed } : null;
+    const totalsWentDown =
+      totals !== null && this.lastTotals !== null && (totals.completed < this.lastTotals.completed || totals.failed < this.lastTotals.failed);
+    if (primed && (s.uptime_secs < this.lastUptime || totalsWentDown)) this.restarted(s, nowNs);
     this.lastUptime = s.uptime_secs;
+    if (totals) this.lastTotals = totals;
 
-    // Topology: workers as reported; GPUs from the workers' ordinals (cuzk has no GPU list).
-    const ordinals = new Set<number>(s.gpu_workers.map((w) => w.gpu_ordinal));
+    // Topology: workers as reported (plus any whose entry was unusable this time: still
+    // there, keeping their state and totals); GPUs from the workers' ordinals (cuzk has no
+    // GPU list).
+    const workers = s.gpu_workers.map((w) => ({ id: w.worker_id, gpu: w.gpu_ordinal }));
+    if (skippedWorkerIds.length > 0) {
+      const listed = new Set(workers.map((w) => w.id));
+      for (const id of skippedWorkerIds) {
+        const prev = m.topology.workers.find((w) => w.id === id);
+        if (prev && !listed.has(id)) workers.push({ id, gpu: prev.gpu });
+      }
+    }
+    workers.sort((a, b) => a.id - b.id);
+    const ordinals = new Set<number>(workers.map((w) => w.gpu));
     const named = new Map<number, GpuInfo>();
     for (const g of s.gpus ?? []) named.set(g.ordinal, { ordinal: g.ordinal, name: g.name, uuid: g.uuid ?? undefined, pciBusId: g.pci_bus_id ?? undefined });
     for (const g of named.keys()) ordinals.add(g);
     const topology: Topology = {
       gpus: [...ordinals].sort((a, b) => a - b).map((o) => named.get(o) ?? { ordinal: o, name: 'unknown' }),
-      workers: s.gpu_workers.map((w) => ({ id: w.worker_id, gpu: w.gpu_ordinal })),
+      workers,
       lockEvents: false,
     };
     m.setTopology(topology, nowNs);
     const slotOf = new Map(m.topology.workers.map((w, i) => [w.id, i]));
 
-    // Handles per job id; ids are never sliced, only mapped. Unknown kinds are folded.
+    // Handles per job id; ids are never sliced, only mapped. Unknown kinds are folded into
+    // "other" and counted: once per new job, and once per new key of the daemon's per-kind
+    // counters.
+    const unknown = new Set<string>();
     for (const p of s.pipelines) {
       if (!this.handles.has(p.job_id)) {
         this.handles.set(p.job_id, this.nextHandle++);
-        if (kindIndex(p.proof_kind) < 0) m.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${JSON.stringify(p.proof_kind.slice(0, 64))}`);
+        if (kindIndex(p.proof_kind) < 0) {
+          m.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(p.proof_kind)}`);
+          unknown.add(p.proof_kind);
+        }
       }
+    }
+    if (s.counters) {
+      const byKind: [Record<string, number> | undefined, Map<string, number>][] = [
+        [s.counters.completed_by_kind, this.prevCompleted],
+        [s.counters.failed_by_kind, this.prevFailed],
+        [s.counters.cancelled_by_kind, this.prevCancelled],
+      ];
+      for (const [cur, prev] of byKind) {
+        if (!cur) continue;
+        for (const kind of Object.keys(cur)) {
+          if (kindIndex(kind) >= 0 || prev.has(kind)) continue;
+          m.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(kind)}`);
+          unknown.add(kind);
+        }
+      }
+    }
+    if (unknown.size > 0) {
+      const names = [...unknown].slice(0, 3).map(quoteKind).join(', ');
+      this.log('warn', `folded ${unknown.size} unknown proof kind${unknown.size === 1 ? '' : 's'} into proof_kind="other": ${names}${unknown.size > 3 ? ` (+${unknown.size - 3} more)` : ''}`);
     }
     const view = viewFromStatus(s, {
       pipelineHandle: (p) => this.handles.get(p.job_id)!,
@@ -239,11 +321,16 @@ export class AttachSource implements MetricsSource {
       kindSlot: (n) => this.kindSlot(n),
       workerSlot: (w) => slotOf.get(w.worker_id) ?? -1,
       snapshotNs: nowNs,
+      useBusySinceNs: false,
     });
+    // A section the snapshot lacks (counted as bad_field) leaves its gauges as they were.
+    if (!s.memory) view.memoryUsedBytes = m.memoryUsedBytes;
+    if (!s.synthesis) view.synthesisActive = m.synthActive;
     // Queue depth by kind: the daemon's own split when it has one (our engine does);
     // otherwise jobs whose partitions are all pending, and the rest of the daemon's total
     // under "other", so the sum is the daemon's queue_depth exactly.
-    if (!s.counters?.queue_depth_by_kind) {
+    if (!s.counters) view.queueDepthByKind = Float64Array.from(m.kQueueDepth);
+    else if (!s.counters.queue_depth_by_kind) {
       const q = view.queueDepthByKind as Float64Array;
       q.fill(0);
       for (const p of view.pipelines) {
@@ -252,10 +339,24 @@ export class AttachSource implements MetricsSource {
         if (pending) q[p.kind]++;
       }
       const listed = q.reduce((a, b) => a + b, 0);
-      const total = s.counters?.queue_depth ?? listed;
+      const total = s.counters.queue_depth;
       q[OTHER_KIND_INDEX] += Math.max(0, total - listed);
     }
-    const records = snapshotToEvents(m, view, { tNs: nowNs, resync: false, evictMissing: true, countProofs: false });
+    const keep = new Set<number>();
+    for (const id of skippedJobIds) {
+      const h = this.handles.get(id);
+      if (h !== undefined) keep.add(h);
+    }
+    // The first snapshot is the baseline (state only): what it shows finished, finished
+    // before we looked, as the proof counters' baselines below.
+    const records = snapshotToEvents(m, view, {
+      tNs: nowNs,
+      resync: !primed,
+      evictMissing: true,
+      countProofs: false,
+      stintFloorNs: primed ? this.lastGoodNs : undefined,
+      keep,
+    });
     m.applyRecords(records, true);
     for (const [id, h] of this.handles) if (!m.jobs.has(h)) this.handles.delete(id);
 
@@ -294,8 +395,9 @@ export class AttachSource implements MetricsSource {
     // Everything the old process had is gone: end its jobs and stints (state only).
     const empty = { memoryUsedBytes: 0, synthesisActive: 0, queueDepthByKind: new Float64Array(KIND_SLOTS), pipelines: [], workers: [] };
     const records = snapshotToEvents(m, empty, { tNs: nowNs, resync: true, evictMissing: true, countProofs: false });
+    // Busy stints of the old process: counted up to the last time they were seen.
     for (let w = 0; w < m.wBusy.length; w++) {
-      if (m.wBusy[w]) records.push({ seq: 0, tNs: nowNs, type: EV_WORKER, worker: w, aux: 0, value: Math.max(0, nowNs - m.wSinceNs[w]) });
+      if (m.wBusy[w]) records.push({ seq: 0, tNs: nowNs, type: EV_WORKER, worker: w, aux: 0, value: Math.max(0, this.lastGoodNs - m.wSinceNs[w]) });
     }
     m.applyRecords(records, false);
     this.handles.clear();
@@ -309,8 +411,14 @@ export class AttachSource implements MetricsSource {
     // Sampled source: scrapes read the last applied snapshot; polling runs on its own.
   }
 
+  /**
+   * The model's clock: the time of the last applied snapshot. Running stints are exposed up
+   * to the last moment they were seen running (busy-seconds are sampled in attach mode),
+   * so they never grow while the daemon is not answering, and never go down when a stint
+   * turns out to have ended earlier than the next poll.
+   */
   nowNs(): number {
-    return hrNowNs();
+    return this.lastGoodNs;
   }
 
   statusBody(): Record<string, unknown> | null {

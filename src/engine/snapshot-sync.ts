@@ -82,6 +82,16 @@ export interface SyncOptions {
    * cuzk, whose own cumulative per-kind counters are exact where sampled pipelines are not.
    */
   countProofs: boolean;
+  /**
+   * Sampled sources (attach): running stints were known, and exposed by the busy-seconds
+   * counters, up to this time (the previous snapshot). A stint seen ended is credited at
+   * least that much, so the counter never goes down, and at most what the source reports
+   * (the partition's final GPU time) or knew: time the source was not looked at is never
+   * counted as busy. Without it (native re-sync) a stint ends at tNs.
+   */
+  stintFloorNs?: number;
+  /** Handles of jobs absent from this snapshot that must not be treated as gone (their entry was unusable). */
+  keep?: ReadonlySet<number>;
 }
 
 const MS_TO_NS = 1e6;
@@ -107,7 +117,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
         job: model.wJob[w.slot],
         partition: model.wPartition[w.slot],
         aux: 0,
-        value: stintNs(model, snap, w.slot, t),
+        value: stintNs(model, snap, w.slot, t, opt.stintFloorNs),
       });
     }
   }
@@ -166,7 +176,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
   }
   if (opt.evictMissing) {
     for (const [handle, job] of model.jobs) {
-      if (seen.has(handle)) continue;
+      if (seen.has(handle) || opt.keep?.has(handle)) continue;
       if (!job.finished) ev({ type: EV_JOB_DONE, job: handle, kind: job.kind, aux: inferOutcome(job.states), value: 0, flags: flags | EVF_RESYNC });
       ev({ type: EV_JOB_EVICTED, job: handle, kind: job.kind });
     }
@@ -201,14 +211,19 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
   return out;
 }
 
-/** A stint that ended between snapshots: its partition's final GPU time when known. */
-function stintNs(model: StateModel, snap: SnapshotView, slot: number, t: number): number {
+/**
+ * A stint that ended between snapshots. Known for certain: it lasted at least until the
+ * last time it was seen (floorNs; without one, until t). Its partition's final GPU time,
+ * when the snapshot shows it, is the better figure when larger.
+ */
+function stintNs(model: StateModel, snap: SnapshotView, slot: number, t: number, floorNs?: number): number {
+  const seen = Math.max(0, (floorNs ?? t) - model.wSinceNs[slot]);
   const handle = model.wJob[slot];
   const part = model.wPartition[slot];
   const p = snap.pipelines.find((x) => x.handle === handle);
   const gpu = p && part >= 0 && part < p.gpuMs.length ? p.gpuMs[part] : null;
-  if (gpu !== null && gpu !== undefined && p && p.states[part] !== PART_GPU) return gpu * MS_TO_NS;
-  return Math.max(0, t - model.wSinceNs[slot]);
+  if (gpu !== null && gpu !== undefined && p && p.states[part] !== PART_GPU) return floorNs === undefined ? gpu * MS_TO_NS : Math.max(gpu * MS_TO_NS, seen);
+  return seen;
 }
 
 function inferOutcome(states: Uint8Array): number {
@@ -227,6 +242,11 @@ export interface ViewMapping {
   workerSlot(w: CuzkWorker): number;
   /** The model clock (ns) at the moment the snapshot was taken. */
   snapshotNs: number;
+  /**
+   * Use workers' busy_since_ns (the native engine's clock, which is the model's). Off for
+   * an attached daemon, whose clock is not ours: busy_secs is used instead. Default on.
+   */
+  useBusySinceNs?: boolean;
 }
 
 /** Normalises a validated snapshot into model terms. */
@@ -248,8 +268,10 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
     const slot = m.workerSlot(w);
     if (slot < 0) continue;
     const busy = w.state === 'proving';
+    // A stint cannot have started before the daemon did.
+    const stintSecs = Math.min(w.busy_secs ?? 0, s.uptime_secs);
     const since =
-      typeof w.busy_since_ns === 'number' ? w.busy_since_ns : m.snapshotNs - (w.busy_secs ?? 0) * 1e9;
+      m.useBusySinceNs !== false && typeof w.busy_since_ns === 'number' ? w.busy_since_ns : m.snapshotNs - stintSecs * 1e9;
     workers.push({
       slot,
       busy,

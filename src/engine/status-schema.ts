@@ -76,7 +76,19 @@ export interface CuzkStatus {
 }
 
 export type ValidationResult =
-  | { ok: true; status: CuzkStatus; skipped: string[] }
+  | {
+      ok: true;
+      status: CuzkStatus;
+      /** What was left out, readable (one entry per dropped part). */
+      skipped: string[];
+      /**
+       * job_id / worker_id of dropped pipelines / workers where they could still be read:
+       * the job or worker is still there, only its entry is unusable this time, so a
+       * consumer keeps what it knew about it instead of treating it as gone.
+       */
+      skippedJobIds: string[];
+      skippedWorkerIds: number[];
+    }
   | { ok: false; error: string };
 
 /** Bounds on untrusted snapshots: far above any real box, far below what hurts us. */
@@ -87,7 +99,7 @@ export const LIMITS = {
   gpus: 1_024,
   stringLength: 1_024,
   workerId: 1_000_000,
-  kinds: 10_000,
+  kinds: 16_384,
 } as const;
 
 const PARTITION_STATE_NAMES = new Set(['pending', 'synthesizing', 'synth_done', 'gpu', 'done', 'failed']);
@@ -111,7 +123,13 @@ export function validateStatus(body: unknown): ValidationResult {
   if (body.gpu_workers.length > LIMITS.workers) return { ok: false, error: `gpu_workers: ${body.gpu_workers.length} entries exceeds the limit of ${LIMITS.workers}` };
 
   const out: CuzkStatus = { ...body, uptime_secs: body.uptime_secs, pipelines: [], gpu_workers: [] };
+  const skippedJobIds: string[] = [];
+  const skippedWorkerIds: number[] = [];
 
+  // memory, synthesis and counters are part of cuzk's snapshot: missing is as bad as malformed.
+  for (const section of ['memory', 'synthesis', 'counters'] as const) {
+    if (body[section] === undefined) skipped.push(`${section}: missing`);
+  }
   const memory = body.memory;
   if (memory !== undefined) {
     if (isObj(memory) && isCount(memory.total_bytes) && isCount(memory.used_bytes) && isCount(memory.available_bytes)) {
@@ -151,7 +169,10 @@ export function validateStatus(body: unknown): ValidationResult {
   const seenJobs = new Set<string>();
   body.pipelines.forEach((p, i) => {
     const v = validatePipeline(p);
-    if (typeof v === 'string') skipped.push(`pipelines[${i}]: ${v}`);
+    if (typeof v === 'string') {
+      skipped.push(`pipelines[${i}]: ${v}`);
+      if (isObj(p) && isStr(p.job_id) && p.job_id.length > 0) skippedJobIds.push(p.job_id);
+    }
     else if (seenJobs.has(v.job_id)) skipped.push(`pipelines[${i}]: duplicate job_id`);
     else {
       seenJobs.add(v.job_id);
@@ -161,14 +182,17 @@ export function validateStatus(body: unknown): ValidationResult {
   const seenWorkers = new Set<number>();
   body.gpu_workers.forEach((w, i) => {
     const v = validateWorker(w);
-    if (typeof v === 'string') skipped.push(`gpu_workers[${i}]: ${v}`);
+    if (typeof v === 'string') {
+      skipped.push(`gpu_workers[${i}]: ${v}`);
+      if (isObj(w) && isCount(w.worker_id) && w.worker_id <= LIMITS.workerId) skippedWorkerIds.push(w.worker_id);
+    }
     else if (seenWorkers.has(v.worker_id)) skipped.push(`gpu_workers[${i}]: duplicate worker_id`);
     else {
       seenWorkers.add(v.worker_id);
       out.gpu_workers.push(v);
     }
   });
-  return { ok: true, status: out, skipped };
+  return { ok: true, status: out, skipped, skippedJobIds, skippedWorkerIds };
 }
 
 function validateCounters(c: unknown): CuzkStatus['counters'] | null {

@@ -26,6 +26,8 @@ export interface TelemetryOptions {
   otlpIntervalMs?: number;
 }
 
+let diagRouted = false;
+
 export class Telemetry {
   readonly info: SourceInfo;
   private readonly prometheus: PrometheusExporter;
@@ -38,8 +40,9 @@ export class Telemetry {
     opts: TelemetryOptions,
   ) {
     this.info = { version: opts.version, source: source.source, backend: source.backend };
-    // Route SDK diagnostics (metadata conflicts, export failures) into our log.
-    diag.setLogger(
+    // Route SDK diagnostics (metadata conflicts, export failures) into our log; the
+    // diag logger is process-global, so the first Telemetry's logger keeps it.
+    if (!diagRouted) diagRouted = diag.setLogger(
       {
         error: (m) => opts.logger.error('opentelemetry', { detail: m }),
         warn: (m) => opts.logger.warn('opentelemetry', { detail: m }),
@@ -69,6 +72,7 @@ export class Telemetry {
         new PeriodicExportingMetricReader({
           exporter: new OTLPMetricExporter({ url: opts.otlpEndpoint }),
           exportIntervalMillis: opts.otlpIntervalMs ?? 15000,
+          exportTimeoutMillis: Math.min(opts.otlpIntervalMs ?? 15000, 30000),
           metricProducers: [producer],
         }),
       );

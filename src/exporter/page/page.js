@@ -17,8 +17,8 @@
  *                      sections (each also has the same id attribute)
  * meta-source, meta-backend, meta-version, meta-uptime, meta-seq   header values
  *
- * mismatch-banner      role=alert; always in the DOM (its space is reserved); visible only
- *                      while the status mismatch holds. data-active = true|false,
+ * mismatch-banner      role=alert; always in the DOM (its space is reserved); visible and
+ *                      filled only while the status mismatch holds (empty otherwise). data-active = true|false,
  *                      data-client = page's own verdict (true|false),
  *                      data-exporter = exporter.status_mismatch (true|false|absent)
  *   mismatch-text        headline ("Status mismatch: 2 partitions on the GPU but 0 workers busy — …")
@@ -90,7 +90,7 @@
   var STATE_LABEL = {
     pending: 'pending',
     synthesizing: 'synth',
-    synth_done: 'synth done',
+    synth_done: 'ready', // synthesized, waiting for a GPU worker ('synth done' did not fit a cell)
     gpu: 'GPU',
     done: 'done',
     failed: 'FAILED',
@@ -320,6 +320,14 @@
       setText(note, '⚠ ' + plural(n, 'partition', 'partitions') + ' on the GPU, ' + plural(b, 'worker', 'workers') +
         ' proving — do not trust "idle" below');
     } else {
+      // Empty the hidden banner and note: stale content (a long list of partitions) would
+      // keep their reserved space taller than it needs to be after the mismatch clears.
+      setText($('mismatch-text'), '');
+      var parts = $('mismatch-partitions');
+      parts.removeAttribute('data-sig');
+      setText(parts, '');
+      setText($('mismatch-exporter'), '');
+      setText(note, '');
       var okText = plural(n, 'partition', 'partitions') + ' on the GPU, ' + plural(b, 'worker', 'workers') +
         ' proving — worker states agree with partition states';
       if (mm.exporter === false) okText += '; exporter agrees (cuzk_status_mismatch = 0).';

@@ -1,0 +1,252 @@
+/**
+ * Prometheus recording and alerting rules for cuzk-exporter, as data. generate.ts /
+ * export.ts serialise them to dashboards/rules/cuzk-alerts.yml; promtool unit tests in
+ * dashboards/rules/tests/ exercise every alert.
+ *
+ * Conventions: every aggregation keeps `job` and `instance` (a fleet has many exporters);
+ * recording rules are named level:metric:operations; utilisation is always computed from the
+ * busy-seconds counters, never from the sampled 0/1 busy gauge (DESIGN §5 "Where the time goes").
+ */
+import { toYaml, YamlValue } from './yaml';
+
+export const RUNBOOK_BASE_URL = 'https://github.com/cuzk-exporter/cuzk-exporter/blob/main/docs/runbook.md';
+
+export type Severity = 'critical' | 'warning' | 'info';
+
+export interface RecordingRule {
+  record: string;
+  expr: string;
+}
+
+export interface AlertingRule {
+  alert: string;
+  expr: string;
+  for: string;
+  labels: { severity: Severity };
+  annotations: { summary: string; description: string; runbook_url: string };
+}
+
+export type Rule = RecordingRule | AlertingRule;
+
+export interface RuleGroup {
+  name: string;
+  rules: Rule[];
+}
+
+export function isAlertingRule(r: Rule): r is AlertingRule {
+  return (r as AlertingRule).alert !== undefined;
+}
+
+/** GitHub's heading anchor for a runbook section titled exactly with the alert name. */
+export function runbookAnchor(alertName: string): string {
+  return alertName.toLowerCase();
+}
+
+export function runbookUrl(alertName: string): string {
+  return `${RUNBOOK_BASE_URL}#${runbookAnchor(alertName)}`;
+}
+
+const lines = (...l: string[]): string => l.join('\n');
+
+export const RECORDING_RULES: RecordingRule[] = [
+  {
+    record: 'instance_gpu:cuzk_gpu_worker_utilization:ratio_rate1m',
+    expr: 'avg by (job, instance, gpu) (rate(cuzk_gpu_worker_busy_seconds_total[1m]))',
+  },
+  {
+    record: 'instance_gpu:cuzk_gpu_worker_utilization:ratio_rate5m',
+    expr: 'avg by (job, instance, gpu) (rate(cuzk_gpu_worker_busy_seconds_total[5m]))',
+  },
+  {
+    record: 'instance:cuzk_gpu_worker_utilization:ratio_rate1m',
+    expr: 'avg by (job, instance) (rate(cuzk_gpu_worker_busy_seconds_total[1m]))',
+  },
+  {
+    record: 'instance_gpu:cuzk_gpu_lock_utilization:ratio_rate1m',
+    expr: 'sum by (job, instance, gpu) (rate(cuzk_gpu_busy_seconds_total[1m]))',
+  },
+  {
+    record: 'instance_gpu:cuzk_gpu_lock_utilization:ratio_rate5m',
+    expr: 'sum by (job, instance, gpu) (rate(cuzk_gpu_busy_seconds_total[5m]))',
+  },
+  {
+    record: 'instance_gpu:cuzk_gpu_starved:ratio_rate1m',
+    expr: 'sum by (job, instance, gpu) (rate(cuzk_gpu_starved_seconds_total[1m]))',
+  },
+  {
+    record: 'instance_proof_kind:cuzk_partition_gpu_seconds:rate1m',
+    expr: 'sum by (job, instance, proof_kind) (rate(cuzk_partition_gpu_seconds_total[1m]))',
+  },
+  {
+    record: 'instance_proof_kind:cuzk_proofs_completed:rate1m',
+    expr: 'sum by (job, instance, proof_kind) (rate(cuzk_proofs_completed_total[1m]))',
+  },
+  {
+    record: 'instance_proof_kind:cuzk_proofs_failed:rate1m',
+    expr: 'sum by (job, instance, proof_kind) (rate(cuzk_proofs_failed_total[1m]))',
+  },
+];
+
+function alert(
+  name: string,
+  severity: Severity,
+  forDuration: string,
+  expr: string,
+  summary: string,
+  description: string,
+): AlertingRule {
+  return {
+    alert: name,
+    expr,
+    for: forDuration,
+    labels: { severity },
+    annotations: { summary, description, runbook_url: runbookUrl(name) },
+  };
+}
+
+/** The busy-worker count on the alert's host, for annotations (evaluated by Prometheus). */
+const BUSY_WORKERS_TEMPLATE =
+  '{{ with printf "sum(cuzk_gpu_worker_busy{job=%q,instance=%q})" $labels.job $labels.instance | query }}{{ . | first | value }}{{ else }}no{{ end }}';
+
+/** Stuck threshold: production PoRep C2 partitions take tens of seconds on the GPU. */
+export const WORKER_STUCK_SECONDS = 600;
+/** Per-GPU worker utilisation under which a non-empty queue is suspicious. */
+export const UNDERUTILIZED_RATIO = 0.5;
+
+export const ALERTING_RULES: AlertingRule[] = [
+  alert(
+    'CuzkGpuWorkersIdleWithPartitionsOnGpu',
+    'critical',
+    '1m',
+    lines(
+      'sum by (job, instance) (cuzk_partitions{state="gpu"})',
+      '  > sum by (job, instance) (cuzk_gpu_worker_busy)',
+    ),
+    'GPU workers report idle while partitions are in the GPU state on {{ $labels.instance }}',
+    '{{ $labels.instance }} reports {{ $value }} partition(s) in the gpu state but only ' +
+      BUSY_WORKERS_TEMPLATE +
+      ' busy GPU worker(s). The prover contradicts itself (the historical cuzk status bug): its worker busy/idle view is wrong, so do not add GPUs or re-plan capacity from it.',
+  ),
+  alert(
+    'CuzkStatusMismatch',
+    'info',
+    '5m',
+    'max by (job, instance) (cuzk_status_mismatch) == 1',
+    'cuzk-exporter flags a status mismatch on {{ $labels.instance }}',
+    'The exporter on {{ $labels.instance }} has reported cuzk_status_mismatch=1 (partitions in the gpu state exceed busy workers) for 5 minutes. Usually fires together with CuzkGpuWorkersIdleWithPartitionsOnGpu.',
+  ),
+  alert(
+    'CuzkSourceDown',
+    'critical',
+    '1m',
+    'cuzk_up == 0',
+    'cuzk-exporter on {{ $labels.instance }} cannot read its proving source',
+    'cuzk_up is 0 on {{ $labels.instance }} (job {{ $labels.job }}): the exporter answers scrapes but the native engine or attached cuzk daemon did not answer its last collections, so every other cuzk metric from this host is stale or missing.',
+  ),
+  alert(
+    'CuzkExporterDown',
+    'critical',
+    '2m',
+    lines(
+      'up{job=~"(?i).*cuzk.*"} == 0',
+      'or',
+      '(up == 0 and on (job, instance) max_over_time(cuzk_up[1h]))',
+    ),
+    'Prometheus cannot scrape cuzk-exporter on {{ $labels.instance }}',
+    'The scrape of {{ $labels.instance }} (job {{ $labels.job }}) is failing: the exporter is down, unreachable, or answering errors (a failed collection answers HTTP 500). No cuzk metrics are being collected from this host.',
+  ),
+  alert(
+    'CuzkProofFailures',
+    'warning',
+    '1m',
+    'sum by (job, instance, proof_kind) (increase(cuzk_proofs_failed_total{proof_kind!~"window-post|winning-post"}[10m])) > 0',
+    '{{ $labels.proof_kind }} proofs are failing on {{ $labels.instance }}',
+    '{{ printf "%.0f" $value }} {{ $labels.proof_kind }} proof(s) failed on {{ $labels.instance }} in the last 10 minutes.',
+  ),
+  alert(
+    'CuzkPoStProofFailures',
+    'critical',
+    '1m',
+    'sum by (job, instance, proof_kind) (increase(cuzk_proofs_failed_total{proof_kind=~"window-post|winning-post"}[10m])) > 0',
+    '{{ $labels.proof_kind }} proofs are failing on {{ $labels.instance }}',
+    '{{ printf "%.0f" $value }} {{ $labels.proof_kind }} proof(s) failed on {{ $labels.instance }} in the last 10 minutes. PoSt proofs are deadline-bound: a failed WindowPoSt risks faults and penalties, a failed WinningPoSt loses the block reward.',
+  ),
+  alert(
+    'CuzkGpuUnderutilizedWithQueue',
+    'warning',
+    '10m',
+    // `and … offset 5m` keeps only workers with a full 5m of samples: rate() under-estimates
+    // a series younger than its window, which would read as an idle GPU after every restart.
+    lines(
+      'avg by (job, instance, gpu) (',
+      '  rate(cuzk_gpu_worker_busy_seconds_total[5m])',
+      '    and cuzk_gpu_worker_busy_seconds_total offset 5m',
+      `) < ${UNDERUTILIZED_RATIO}`,
+      'and on (job, instance)',
+      'sum by (job, instance) (cuzk_queue_depth) > 0',
+    ),
+    'GPU {{ $labels.gpu }} on {{ $labels.instance }} is under-used while proofs are queued',
+    'The workers of GPU {{ $labels.gpu }} on {{ $labels.instance }} were busy only {{ $value | humanizePercentage }} of the last 5 minutes (from cuzk_gpu_worker_busy_seconds_total) while proofs waited in the queue. The GPU is being starved: usually synthesis-bound (CPU, RAM or synthesis slots), not GPU-bound.',
+  ),
+  alert(
+    'CuzkGpuWorkerStuck',
+    'warning',
+    '1m',
+    `cuzk_gpu_worker_current_partition_seconds > ${WORKER_STUCK_SECONDS}`,
+    'GPU worker {{ $labels.worker }} on GPU {{ $labels.gpu }} of {{ $labels.instance }} looks stuck',
+    `Worker {{ $labels.worker }} on GPU {{ $labels.gpu }} of {{ $labels.instance }} has owned its current partition for {{ $value | humanizeDuration }}, far longer than any partition should take (threshold ${WORKER_STUCK_SECONDS}s). The GPU may be hung, or the worker never released the partition.`,
+  ),
+  alert(
+    'CuzkExporterEventsDropped',
+    'warning',
+    '5m',
+    'increase(cuzk_exporter_events_dropped_total[5m]) > 0',
+    'cuzk-exporter on {{ $labels.instance }} keeps dropping engine events',
+    '{{ $labels.instance }} dropped {{ printf "%.0f" $value }} engine event(s) in the last 5 minutes, continuously for 5 minutes. Counters stay exact (they are read natively), but state gauges are re-synced from snapshots and short-lived states can be missed.',
+  ),
+  alert(
+    'CuzkExporterErrors',
+    'warning',
+    '10m',
+    'sum by (job, instance, reason) (increase(cuzk_exporter_errors_total[5m])) > 0',
+    'cuzk-exporter on {{ $labels.instance }} reports {{ $labels.reason }} errors',
+    'cuzk-exporter on {{ $labels.instance }} has counted {{ $labels.reason }} errors continuously for 10 minutes ({{ printf "%.0f" $value }} in the last 5 minutes). The source may be flapping even if cuzk_up is mostly 1.',
+  ),
+  alert(
+    'CuzkExporterSlowCollection',
+    'warning',
+    '5m',
+    'cuzk_exporter_scrape_duration_seconds > 1',
+    'cuzk-exporter collections on {{ $labels.instance }} are slow',
+    'The last collection on {{ $labels.instance }} took {{ $value | humanizeDuration }} and collections have been over 1s for 5 minutes. Serialisation blocks the exporter event loop; check series cardinality and the source response time.',
+  ),
+];
+
+export const RULE_GROUPS: RuleGroup[] = [
+  { name: 'cuzk.recording', rules: RECORDING_RULES },
+  { name: 'cuzk.alerts', rules: ALERTING_RULES },
+];
+
+export const RULES_FILE_HEADER = [
+  'Prometheus recording and alerting rules for cuzk-exporter.',
+  'Generated by dashboards/generate.ts from dashboards/src/rules.ts: edit the source, then regenerate.',
+  'Unit tests: promtool test rules dashboards/rules/tests/*.yml',
+  'Recording rules assume a scrape interval of 15s or shorter (rate over 1m windows).',
+].join('\n');
+
+function ruleToYaml(r: Rule): YamlValue {
+  if (isAlertingRule(r)) {
+    return {
+      alert: r.alert,
+      expr: r.expr,
+      for: r.for,
+      labels: { ...r.labels },
+      annotations: { ...r.annotations },
+    };
+  }
+  return { record: r.record, expr: r.expr };
+}
+
+export function renderRulesYaml(groups: RuleGroup[] = RULE_GROUPS): string {
+  return toYaml({ groups: groups.map((g) => ({ name: g.name, rules: g.rules.map(ruleToYaml) })) }, RULES_FILE_HEADER);
+}
