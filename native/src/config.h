@@ -1,0 +1,56 @@
+/* config.h — the engine configuration and its strict reader (cuzk_engine_open's JSON). */
+#ifndef CUZK_CONFIG_H
+#define CUZK_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuzk_engine.h"
+
+#define CFG_MAX_GPUS 64u
+#define CFG_MAX_WORKERS_PER_GPU 8u
+#define CFG_MAX_SYNTH 64u
+#define CFG_MAX_QUEUE 1000000u
+#define CFG_MIN_RING 2u
+#define CFG_MAX_RING (1u << 22)
+#define CFG_MAX_RETENTION_MS 86400000u
+#define CFG_MAX_BUDGET (1ull << 50)
+#define CFG_MAX_SIM_MS 1.0e7
+#define CFG_NAME_MAX 64u /* bytes incl. NUL */
+
+enum backend_kind { BACKEND_CPU = 0, BACKEND_SIM = 1 };
+
+typedef struct sim_timing {
+  double synth_ms, gpu_ms, jitter;
+} sim_timing;
+
+typedef struct engine_config {
+  uint32_t gpus;
+  uint32_t workers_per_gpu;
+  uint32_t synthesis_concurrency;
+  uint32_t queue_limit;
+  int backend;
+  uint32_t event_ring_capacity;
+  int events;
+  uint64_t finished_retention_ms;
+  uint64_t memory_budget_bytes;
+  uint32_t sizes[CUZK_KIND_COUNT];
+  sim_timing sim[CUZK_KIND_COUNT];
+  double time_scale;
+  uint64_t seed;
+  char gpu_names[CFG_MAX_GPUS][CFG_NAME_MAX]; /* "" = default name */
+  struct {
+    uint64_t fail_partition_nth;
+    double fail_partition_rate;
+    uint64_t seed;
+    uint64_t corrupt_proof_nth;
+    int status_bug_kind; /* -1 = off */
+  } faults;
+} engine_config;
+
+void config_defaults(engine_config *cfg);
+/* Parses and validates; CUZK_OK or CUZK_EINVAL/CUZK_ENOMEM with a message naming the key. */
+int config_parse(const char *json, engine_config *cfg, char *err, size_t errlen);
+const char *backend_name(int backend);
+
+#endif

@@ -1,0 +1,121 @@
+/* event_ring.c — see event_ring.h. */
+#include "event_ring.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+int event_ring_init(event_ring *r, uint32_t capacity, int enabled) {
+  memset(r, 0, sizeof *r);
+  r->slots = calloc(capacity, sizeof *r->slots);
+  if (!r->slots) return -1;
+  r->mask = (uint64_t)capacity - 1;
+  r->next_read = 1;
+  r->enabled = enabled;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&r->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  pthread_mutex_init(&r->mu, NULL);
+  return 0;
+}
+
+void event_ring_destroy(event_ring *r) {
+  if (!r->slots) return;
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
+  free(r->slots);
+  r->slots = NULL;
+}
+
+void event_emit(event_ring *r, uint16_t type, uint64_t t_ns, uint64_t job, uint64_t value,
+                uint32_t partition, uint8_t kind, uint8_t gpu, uint16_t worker, uint16_t flags,
+                uint32_t aux) {
+  if (!r->enabled) return; /* fixed at open: read without the lock */
+  pthread_mutex_lock(&r->mu);
+  uint64_t seq = ++r->last_seq;
+  /* the slot's previous occupant is seq - capacity; lost if not yet drained */
+  if (seq > r->mask + 1 && seq - (r->mask + 1) >= r->next_read) r->overwritten++;
+  cuzk_event *ev = &r->slots[seq & r->mask];
+  ev->seq = seq;
+  ev->t_ns = t_ns;
+  ev->job = job;
+  ev->value = value;
+  ev->partition = partition;
+  ev->type = type;
+  ev->kind = kind;
+  ev->gpu = gpu;
+  ev->worker = worker;
+  ev->flags = flags;
+  ev->aux = aux;
+  if (r->waiters) pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+uint32_t event_ring_drain(event_ring *r, cuzk_event *buf, uint32_t cap, uint64_t *dropped) {
+  pthread_mutex_lock(&r->mu);
+  uint64_t capacity = r->mask + 1;
+  uint64_t oldest = r->last_seq >= capacity ? r->last_seq - capacity + 1 : 1;
+  *dropped = 0;
+  if (r->next_read < oldest) {
+    *dropped = oldest - r->next_read;
+    r->next_read = oldest;
+  }
+  uint64_t avail = r->last_seq + 1 - r->next_read;
+  uint32_t n = avail < cap ? (uint32_t)avail : cap;
+  uint64_t first = r->next_read & r->mask;
+  uint64_t run = capacity - first < n ? capacity - first : n; /* up to the ring's end */
+  if (n) {
+    memcpy(buf, &r->slots[first], run * sizeof *buf);
+    memcpy(buf + run, &r->slots[0], (n - run) * sizeof *buf);
+  }
+  r->next_read += n;
+  pthread_mutex_unlock(&r->mu);
+  return n;
+}
+
+int event_ring_wait(event_ring *r, uint64_t timeout_ns) {
+  struct timespec dl;
+  if (timeout_ns != UINT64_MAX) deadline_after_ns(&dl, timeout_ns);
+  pthread_mutex_lock(&r->mu);
+  int rc = 1;
+  r->waiters++;
+  for (;;) {
+    if (r->last_seq >= r->next_read) {
+      rc = 0;
+      break;
+    }
+    if (r->closed) {
+      rc = 2;
+      break;
+    }
+    if (timeout_ns == 0) break;
+    int w = timeout_ns == UINT64_MAX ? pthread_cond_wait(&r->cv, &r->mu)
+                                     : pthread_cond_timedwait(&r->cv, &r->mu, &dl);
+    if (w == ETIMEDOUT) {
+      rc = r->last_seq >= r->next_read ? 0 : (r->closed ? 2 : 1);
+      break;
+    }
+  }
+  r->waiters--;
+  pthread_mutex_unlock(&r->mu);
+  return rc;
+}
+
+void event_ring_close(event_ring *r) {
+  pthread_mutex_lock(&r->mu);
+  r->closed = 1;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+void event_ring_stats(event_ring *r, uint64_t *last_seq, uint64_t *overwritten) {
+  pthread_mutex_lock(&r->mu);
+  *last_seq = r->last_seq;
+  *overwritten = r->overwritten;
+  pthread_mutex_unlock(&r->mu);
+}

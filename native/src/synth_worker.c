@@ -1,0 +1,51 @@
+/* synth_worker.c — the bounded synthesis pool: each thread takes the next pending
+ * partition (priority, then submit order) once its witness fits the memory budget,
+ * synthesizes it outside the state lock, and hands it to the GPU queue. */
+#include <stdlib.h>
+
+#include "backend_sim.h"
+#include "circuit.h"
+#include "scheduler.h"
+#include "util.h"
+#include "workers.h"
+
+void *synth_thread_main(void *arg) {
+  cuzk_engine *e = arg;
+  pthread_mutex_lock(&e->mu);
+  for (;;) {
+    job *j = NULL;
+    uint32_t idx = 0;
+    for (;;) {
+      if (e->stopping) goto out;
+      j = sched_pick_synth(e, &idx);
+      /* strict priority: the top candidate waits for budget rather than being overtaken */
+      if (j && e->mem_used + circuit_witness_bytes(j->log2n) <= e->cfg.memory_budget_bytes)
+        break;
+      pthread_cond_wait(&e->cv_synth, &e->mu);
+    }
+    sched_start_synthesis(e, j, idx, mono_ns());
+    const uint64_t seed = j->parts[idx].seed;
+    const unsigned log2n = j->log2n;
+    const int sim = e->cfg.backend == BACKEND_SIM;
+    const uint64_t sim_ns = sim ? sim_draw_ns(e, j->kind, SIM_STAGE_SYNTH) : 0;
+    pthread_mutex_unlock(&e->mu);
+
+    synth_outcome outcome = SYNTH_OK;
+    gl_t *wit = NULL;
+    if (sim) {
+      if (sim_sleep(e, j, sim_ns)) outcome = SYNTH_ABANDONED;
+    } else {
+      size_t n = (size_t)1 << log2n;
+      wit = malloc(circuit_witness_bytes(log2n));
+      if (!wit) outcome = SYNTH_OOM;
+      else if (circuit_synthesize(seed, log2n, wit, wit + n, wit + 2 * n, &j->abort))
+        outcome = SYNTH_ABANDONED;
+    }
+
+    pthread_mutex_lock(&e->mu);
+    sched_finish_synthesis(e, j, idx, mono_ns(), outcome, wit);
+  }
+out:
+  pthread_mutex_unlock(&e->mu);
+  return NULL;
+}
