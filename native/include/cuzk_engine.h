@@ -72,7 +72,9 @@ enum cuzk_event_type {
   CUZK_EV_JOB_STARTED = 2,
   /* job, kind, partition; aux = new cuzk_partition_state; value = duration ns of the stage
    * just left (synthesis ns on -> SYNTH_DONE, GPU-stage ns on GPU -> DONE/FAILED, else 0);
-   * gpu, worker set for transitions into and out of GPU. */
+   * gpu, worker set for transitions into and out of GPU. Into FAILED, flags has
+   * CUZK_EVF_ABANDONED when the partition failed because of its job (cancel, a sibling's
+   * failure, close) rather than by its own error. */
   CUZK_EV_PARTITION = 3,
   /* gpu, worker, job, kind, partition; aux = 1 busy / 0 idle; value = busy ns of the stint
    * on idle. Emitted only by the one place that hands partitions to workers and takes them
@@ -137,18 +139,21 @@ typedef struct cuzk_event {
 #define CUZK_CTR_UPTIME_NS 12u
 /* then CUZK_KIND_COUNT blocks of CUZK_CTR_KIND_WORDS: */
 #define CUZK_CTR_KIND_WORDS 8u
-#define CUZK_CTRK_GPU_NS 0u             /* GPU-stage ns of finished partitions */
-#define CUZK_CTRK_SYNTH_NS 1u           /* synthesis ns of finished syntheses */
+#define CUZK_CTRK_GPU_NS 0u             /* GPU-stage ns of partitions that left the GPU
+                                         * stage (done, failed or abandoned); the same
+                                         * durations as the workers' busy ns */
+#define CUZK_CTRK_SYNTH_NS 1u           /* synthesis ns of completed syntheses */
 #define CUZK_CTRK_PARTS_COMPLETED 2u
-#define CUZK_CTRK_PARTS_FAILED 3u
+#define CUZK_CTRK_PARTS_FAILED 3u       /* own failures only (not CUZK_EVF_ABANDONED) */
 #define CUZK_CTRK_PROOFS_COMPLETED 4u
 #define CUZK_CTRK_PROOFS_FAILED 5u
 #define CUZK_CTRK_PROOFS_CANCELLED 6u
-#define CUZK_CTRK_QUEUE_DEPTH 7u
+#define CUZK_CTRK_QUEUE_DEPTH 7u        /* jobs queued, not started (now, not cumulative) */
 /* then n_gpus blocks of CUZK_CTR_GPU_WORDS: */
 #define CUZK_CTR_GPU_WORDS 4u
 #define CUZK_CTRG_LOCK_HELD_NS 0u  /* per-GPU kernel lock held */
-#define CUZK_CTRG_STARVED_NS 1u    /* lock free while no synth_done partition waited */
+#define CUZK_CTRG_STARVED_NS 1u    /* lock free while no synth_done partition waited and
+                                    * work was outstanding (an idle engine is not starved) */
 #define CUZK_CTRG_LOCK_ACQUIRES 2u
 #define CUZK_CTRG_RESERVED 3u
 /* then n_gpus * workers_per_gpu blocks of CUZK_CTR_WORKER_WORDS (global worker order): */
@@ -193,7 +198,8 @@ int cuzk_engine_open(const char *config_json, cuzk_engine **out, char *err, size
 
 /* Stops intake, cancels queued and running jobs, wakes every blocked call (they return
  * CUZK_ECLOSED), waits for them to leave, joins all threads and frees everything.
- * Sets *engine to NULL, so a second close of the same variable returns CUZK_EINVAL. */
+ * Sets *engine to NULL, so a second close of the same variable returns CUZK_EINVAL.
+ * No new call on the handle may start once close has begun (the memory is freed). */
 int cuzk_engine_close(cuzk_engine **engine, char *err, size_t errlen);
 
 /* Submits a proof. kind: cuzk_proof_kind. priority < 0: the kind's default (higher runs
@@ -206,7 +212,8 @@ int cuzk_submit(cuzk_engine *e, uint32_t kind, int32_t priority, uint32_t partit
                 size_t errlen);
 
 /* Blocks until the job finishes or timeout_ms passes (CUZK_ETIMEDOUT), then fills *result.
- * Results stay available until the job is evicted (finished_retention_ms after it ends). */
+ * timeout_ms 0 polls; UINT32_MAX waits without a limit. Results stay available until the
+ * job is evicted (finished_retention_ms after it ends; a blocked await defers eviction). */
 int cuzk_await(cuzk_engine *e, uint64_t job, uint32_t timeout_ms, cuzk_proof_result *result,
                char *err, size_t errlen);
 
@@ -222,7 +229,8 @@ int cuzk_proof_copy(cuzk_engine *e, uint64_t job, uint8_t *buf, uint32_t cap,
 
 /* Verifies a proof produced by this engine without an engine: re-synthesizes each
  * partition's witness and checks A(s)*B(s) - C(s) == H(s) * (s^n - 1) at the challenge.
- * Returns CUZK_OK and *valid = 1 or 0; CUZK_EINVAL for malformed bytes. */
+ * Returns CUZK_OK and *valid = 1 or 0 (with *valid = 0 the err buffer says why; sim-backend
+ * proofs carry no arithmetic and always give 0); CUZK_EINVAL for malformed bytes. */
 int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *valid, char *err,
                       size_t errlen);
 
@@ -234,7 +242,8 @@ int cuzk_events_drain(cuzk_engine *e, cuzk_event *buf, uint32_t cap, uint32_t *n
                       uint64_t *dropped_out, char *err, size_t errlen);
 
 /* Blocks until at least one undrained event exists (CUZK_OK), timeout_ms passes
- * (CUZK_ETIMEDOUT) or the engine closes (CUZK_ECLOSED). Call it from a worker thread. */
+ * (CUZK_ETIMEDOUT) or the engine closes (CUZK_ECLOSED). Call it from a worker thread.
+ * timeout_ms 0 polls; UINT32_MAX waits without a limit. */
 int cuzk_events_wait(cuzk_engine *e, uint32_t timeout_ms, char *err, size_t errlen);
 
 /* Fills buf (cap words) with the counter layout above; *words_out = words written or, with
