@@ -144,6 +144,28 @@ describe('bad input: one readable line and a non-zero exit', () => {
   });
 });
 
+describe('run (what npm start runs)', () => {
+  test('serves every DESIGN §5 metric within 10 s of starting', async () => {
+    const t0 = Date.now();
+    const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0']);
+    try {
+      const wanted = ['cuzk_gpu_worker_busy', 'cuzk_gpu_worker_busy_seconds_total', 'cuzk_gpu_busy_seconds_total', 'cuzk_partition_gpu_seconds_total', 'cuzk_partition_synthesis_seconds_total', 'cuzk_partition_gpu_duration_seconds_bucket', 'cuzk_partition_synthesis_duration_seconds_bucket', 'cuzk_partitions', 'cuzk_partitions_completed_total', 'cuzk_partitions_failed_total', 'cuzk_proofs_completed_total', 'cuzk_proofs_failed_total', 'cuzk_proof_duration_seconds_bucket', 'cuzk_proof_queue_wait_seconds_bucket', 'cuzk_queue_depth', 'cuzk_synthesis_active', 'cuzk_synthesis_max_concurrent', 'cuzk_memory_budget_bytes', 'cuzk_memory_used_bytes', 'cuzk_status_mismatch', 'cuzk_up', 'cuzk_exporter_events_total', 'cuzk_exporter_events_dropped_total', 'cuzk_exporter_build_info', 'cuzk_gpu_info', 'cuzk_gpu_idle_gap_seconds_bucket', 'cuzk_gpu_starved_seconds_total', 'cuzk_exporter_scrape_duration_seconds'];
+      let missing = wanted;
+      let body = '';
+      while (missing.length > 0 && Date.now() - t0 < 10_000) {
+        body = await (await fetch(`${s.url}/metrics`)).text();
+        missing = wanted.filter((n) => !new RegExp(`^${n}[{ ]`, 'm').test(body));
+      }
+      expect(missing).toEqual([]);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(s.out().stdout).toContain('status page: http://127.0.0.1:');
+    } finally {
+      s.child.kill('SIGTERM');
+      await s.exit;
+    }
+  });
+});
+
 describe('signals', () => {
   test.each(['SIGTERM', 'SIGINT'] as const)('%s: proofs in flight finish or are cancelled within the grace, engine closes, exit 0', async (sig) => {
     const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0', '--engine.backend', 'sim', '--engine.time-scale', '0.05', '--workload.concurrency', '4', '--shutdown.grace', '1s']);
