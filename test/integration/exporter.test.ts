@@ -13,6 +13,7 @@ import { NativeEngine, ProofResult } from '../../src/engine/native-engine';
 import { PROOF_KINDS } from '../../src/engine/kinds';
 import { Workload } from '../../src/engine/workload';
 import { startNativeExporter, untilBatch } from '../helpers/native-exporter';
+import { fixtureNames, fixtureText } from '../helpers/fixtures';
 import { parse, sum, value } from '../helpers/prom-text';
 
 const PROMTOOL = '/usr/bin/promtool';
@@ -126,9 +127,8 @@ describe('exporter on the reference engine (cpu backend)', () => {
     const ajv = new Ajv({ allErrors: true });
     const schema = JSON.parse(fs.readFileSync(path.join(__dirname, '../../docs/status.schema.json'), 'utf8'));
     const validate = ajv.compile(schema);
-    const fixtures = path.join(__dirname, '../../../shared/fixtures/cuzk-status');
-    for (const f of fs.readdirSync(fixtures).filter((n) => n.endsWith('.json'))) {
-      const ok = validate(JSON.parse(fs.readFileSync(path.join(fixtures, f), 'utf8')));
+    for (const f of fixtureNames()) {
+      const ok = validate(JSON.parse(fixtureText(f)));
       expect([f, ok ? 'valid' : ajv.errorsText(validate.errors)]).toEqual([f, 'valid']);
     }
     const x = await startNativeExporter({ gpus: 1, workers_per_gpu: 2 });
