@@ -4,8 +4,9 @@
  * does not verify.
  */
 import { NativeEngine, ProofResult } from '../engine/native-engine';
-import { KIND_LABELS, PART_DONE, PART_FAILED } from '../engine/kinds';
-import { requestIdFor, Workload } from '../engine/workload';
+import type { ProofKind } from '../engine/kinds';
+import { PART_DONE, PART_FAILED, PARTITIONS } from '../engine/kinds';
+import { Workload } from '../engine/workload';
 import type { Logger } from '../util/logger';
 import { engineConfigFrom } from './engine-config';
 import { Resolved, UsageError } from './options';
@@ -16,7 +17,7 @@ function fmt(s: number): string {
 }
 
 export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
-  const kind = o['kind'] as string;
+  const kind = o['kind'] as ProofKind;
   const count = o['count'] as number;
   const config = engineConfigFrom(o);
   let engine: NativeEngine;
@@ -35,7 +36,6 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
   const out = process.stdout;
   const err = process.stderr;
   const tty = err.isTTY === true;
-  const kindSlot = KIND_LABELS.indexOf(kind);
 
   // Progress from the engine's own events: partitions finished across our proofs.
   const jobs = new Set<number>();
@@ -72,6 +72,10 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
     mix: { [kind]: 1 },
     concurrency: o['concurrency'] as number,
     count,
+    onSubmit: (job) => {
+      jobs.add(job);
+      totalParts += PARTITIONS[kind];
+    },
     onResult: (r) => {
       jobs.delete(r.job);
       finishedParts += r.partitions;
@@ -97,16 +101,6 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
     },
     onError: (e) => log.warn('submit failed', { err: e.message }),
   });
-  // Track our jobs for the progress bar as the engine registers them.
-  const origSubmit = engine.submit.bind(engine);
-  engine.submit = (k, opts) => {
-    const job = origSubmit(k, opts);
-    jobs.add(job);
-    totalParts += engine.model.jobs.get(job)?.states.length ?? (opts?.partitions || [10, 16, 1, 1][kindSlot] || 1);
-    return job;
-  };
-  void requestIdFor;
-
   const outcome = await Promise.race([workload.run().then(() => 'done' as const), untilSignal(log)]);
   if (outcome !== 'done') {
     log.warn('interrupted: cancelling proofs in flight', { signal: outcome });

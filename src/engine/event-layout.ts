@@ -31,8 +31,11 @@ export const EV_SYNTH_ACTIVE = 9;
 export const EV_MEMORY = 10;
 
 export const EVF_FIRST = 0x1;
-/** Partition moved to FAILED because its job was cancelled (not a partition failure). */
-export const EVF_CANCELLED = 0x2;
+/**
+ * Partition moved to FAILED because of its job (cancelled, a sibling failed, engine
+ * closing), not by its own error: not counted as a partition failure.
+ */
+export const EVF_ABANDONED = 0x2;
 /**
  * Set only on records we synthesise while re-syncing state from a snapshot: they move state
  * (who is busy, which partition is where) but add nothing to counters or histograms.

@@ -7,6 +7,14 @@
 export const PROOF_KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
 export type ProofKind = (typeof PROOF_KINDS)[number];
 
+/** Partitions per proof, as in cuzk (PoRep C2 10, SnapDeals 16, PoSts monolithic). */
+export const PARTITIONS: Readonly<Record<ProofKind, number>> = {
+  'porep-c2': 10,
+  'snap-update': 16,
+  'window-post': 1,
+  'winning-post': 1,
+};
+
 /**
  * Label value for proof kinds we do not know (an attached daemon may report new ones).
  * Folding them into one value keeps label cardinality bounded (DESIGN §7).

@@ -201,12 +201,10 @@ export class NativeEngine implements MetricsSource {
 
   /** Copies a finished job's proof bytes. */
   proof(job: number): Buffer {
-    const len = new Uint32Array(1);
     let buf = Buffer.alloc(4096);
     for (;;) {
-      const lenOut: [number] = [0];
-      const rc = this.lib.proofCopy(this.h(), job, buf, buf.length, lenOut, this.err, this.err.length) as number;
-      len[0] = lenOut[0];
+      const len: [number] = [0];
+      const rc = this.lib.proofCopy(this.h(), job, buf, buf.length, len, this.err, this.err.length) as number;
       if (rc === STATUS.ERANGE) {
         buf = Buffer.alloc(len[0]);
         continue;

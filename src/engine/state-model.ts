@@ -10,7 +10,7 @@
 import { ErrorCounts } from './error-counts';
 import {
   EVENT_SIZE,
-  EVF_CANCELLED,
+  EVF_ABANDONED,
   EVF_FIRST,
   EVF_RESYNC,
   EV_GPU_LOCK,
@@ -332,7 +332,7 @@ export class StateModel {
           this.observer?.partitionGpu(k, ns / NS_PER_S);
         }
         if (next === PART_DONE) this.kPartsCompleted[k]++;
-        else if (next === PART_FAILED && (flags & EVF_CANCELLED) === 0) this.kPartsFailed[k]++;
+        else if (next === PART_FAILED && (flags & EVF_ABANDONED) === 0) this.kPartsFailed[k]++;
         return;
       }
       case EV_WORKER: {

@@ -44,6 +44,7 @@ export interface WorkloadOptions {
   concurrency?: number;
   /** Stop after this many proofs (0: until stopped). */
   count?: number;
+  onSubmit?: (job: number, kind: ProofKind) => void;
   onResult?: (r: ProofResult) => void;
   onError?: (e: Error) => void;
 }
@@ -96,6 +97,7 @@ export class Workload {
       }
       this.submitted++;
       this.inFlight.add(job);
+      this.opts.onSubmit?.(job, kind);
       this.engine.awaitProof(job).then(
         (r) => {
           this.inFlight.delete(job);

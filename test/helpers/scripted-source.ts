@@ -2,7 +2,7 @@
  * A MetricsSource fed by a scripted sequence of cuzk_event records and a clock the test
  * sets: the same StateModel and exporter code as production, with nothing that varies.
  */
-import { EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_MEMORY, EV_PARTITION, EV_QUEUE_DEPTH, EV_SYNTH_ACTIVE, EV_WORKER, EVF_CANCELLED, EVF_FIRST, EventRecord, encodeEvents } from '../../src/engine/event-layout';
+import { EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_MEMORY, EV_PARTITION, EV_QUEUE_DEPTH, EV_SYNTH_ACTIVE, EV_WORKER, EVF_ABANDONED, EVF_FIRST, EventRecord, encodeEvents } from '../../src/engine/event-layout';
 import type { MetricsSource } from '../../src/engine/source';
 import { StateModel, Topology } from '../../src/engine/state-model';
 
@@ -46,7 +46,7 @@ export const ev = {
   queued: (t: number, job: number, kind: number, partitions: number, priority = 10, depth = 1) => ({ type: EV_JOB_QUEUED, tNs: t, job, kind, partition: partitions, value: priority, aux: depth }),
   started: (t: number, job: number, kind: number, waitNs: number) => ({ type: EV_JOB_STARTED, tNs: t, job, kind, value: waitNs }),
   part: (t: number, job: number, kind: number, p: number, state: number, durNs = 0, flags = 0) => ({ type: EV_PARTITION, tNs: t, job, kind, partition: p, aux: state, value: durNs, flags }),
-  cancelledPart: (t: number, job: number, kind: number, p: number) => ({ type: EV_PARTITION, tNs: t, job, kind, partition: p, aux: 5, flags: EVF_CANCELLED }),
+  cancelledPart: (t: number, job: number, kind: number, p: number) => ({ type: EV_PARTITION, tNs: t, job, kind, partition: p, aux: 5, flags: EVF_ABANDONED }),
   busy: (t: number, gpu: number, worker: number, job: number, kind: number, p: number) => ({ type: EV_WORKER, tNs: t, gpu, worker, job, kind, partition: p, aux: 1 }),
   idle: (t: number, gpu: number, worker: number, job: number, kind: number, p: number, stintNs: number) => ({ type: EV_WORKER, tNs: t, gpu, worker, job, kind, partition: p, aux: 0, value: stintNs }),
   lock: (t: number, gpu: number, worker: number, gapNs: number | null) => ({ type: EV_GPU_LOCK, tNs: t, gpu, worker, aux: 1, value: gapNs ?? 0, flags: gapNs === null ? EVF_FIRST : 0 }),
