@@ -70,6 +70,26 @@ static void bench_stages(void) {
   }
 }
 
+static void bench_verify(void) {
+  char err[256];
+  cuzk_engine *e;
+  if (cuzk_engine_open("{}", &e, err, sizeof err)) exit(1);
+  uint64_t job;
+  cuzk_proof_result r;
+  cuzk_submit(e, CUZK_KIND_POREP_C2, -1, 0, 0, NULL, &job, err, sizeof err);
+  cuzk_await(e, job, UINT32_MAX, &r, err, sizeof err);
+  static uint8_t proof[4096];
+  uint32_t len, valid = 0;
+  cuzk_proof_copy(e, job, proof, sizeof proof, &len, err, sizeof err);
+  uint64_t t0 = cuzk_now_ns();
+  cuzk_proof_verify(proof, len, &valid, err, sizeof err);
+  double t = secs(t0, cuzk_now_ns());
+  unsigned k = KINDS[CUZK_KIND_POREP_C2].log2_size;
+  printf("\ncuzk_proof_verify, porep-c2 (%u partitions of 2^%u): %.1f ms (valid=%u), %.1f ns per "
+         "constraint\n", r.partitions, k, t * 1e3, valid, t * 1e9 / r.partitions / (1 << k));
+  cuzk_engine_close(&e, err, sizeof err);
+}
+
 static void bench_emit(void) {
   printf("\nevent emit (event_emit into a 65536-slot ring, one producer, no consumer):\n");
   for (int enabled = 1; enabled >= 0; enabled--) {
@@ -130,6 +150,7 @@ int main(void) {
   bench_ntt(16);
   bench_ntt(20);
   bench_stages();
+  bench_verify();
   bench_emit();
   bench_observe();
   return 0;

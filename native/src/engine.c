@@ -86,8 +86,11 @@ static void engine_teardown(cuzk_engine *e) {
     e->jobs_head = j->next;
     job_free(j);
   }
-  for (uint32_t g = 0; e->gpus && g < e->cfg.gpus; g++)
-    if (e->gpus[g].kernel_lock_init) pthread_mutex_destroy(&e->gpus[g].kernel_lock);
+  for (uint32_t g = 0; e->gpus && g < e->cfg.gpus; g++) {
+    if (!e->gpus[g].kernel_lock_init) continue;
+    pthread_mutex_destroy(&e->gpus[g].kernel_mu);
+    pthread_cond_destroy(&e->gpus[g].kernel_cv);
+  }
   if (e->sync_init) {
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv_synth);
@@ -155,7 +158,8 @@ CUZK_EXPORT int cuzk_engine_open(const char *config_json, cuzk_engine **out, cha
   }
   for (uint32_t g = 0; g < c->gpus; g++) {
     gpu_state *gs = &e->gpus[g];
-    pthread_mutex_init(&gs->kernel_lock, NULL);
+    pthread_mutex_init(&gs->kernel_mu, NULL);
+    pthread_cond_init(&gs->kernel_cv, NULL);
     gs->kernel_lock_init = 1;
     if (c->gpu_names[g][0])
       snprintf(gs->name, sizeof gs->name, "%s", c->gpu_names[g]);

@@ -3,9 +3,11 @@
  *   - e->mu (the "state lock") guards every field marked [mu]: jobs, partitions, workers'
  *     and GPUs' bookkeeping, counters. Every event is emitted while holding it, so a
  *     snapshot taken under it reflects exactly the events up to its last_seq.
- *   - gpu_state.kernel_lock is the per-GPU "kernel lock", held only around the kernels.
+ *   - the per-GPU "kernel lock" (a ticket lock on gpu_state.kernel_mu/kernel_cv) is held
+ *     only around the kernels; kernel_mu itself is held only for the ticket bookkeeping.
  *   - the event ring has its own mutex.
- *   Order: kernel_lock -> mu -> ring.mu. Fields marked [thread] belong to one thread. */
+ *   Order: (kernel lock held) -> mu -> ring.mu; kernel_mu is never held with another lock.
+ *   Fields marked [thread] belong to one thread. */
 #ifndef CUZK_ENGINE_STATE_H
 #define CUZK_ENGINE_STATE_H
 
@@ -82,7 +84,11 @@ typedef struct worker {
 } worker;
 
 typedef struct gpu_state {
-  pthread_mutex_t kernel_lock;
+  /* The kernel lock: a FIFO ticket lock, so the two workers of a GPU alternate (a plain
+   * mutex lets the releasing worker re-acquire before the waiting one wakes up). */
+  pthread_mutex_t kernel_mu;
+  pthread_cond_t kernel_cv;
+  uint64_t next_ticket, serving; /* [kernel_mu] */
   int kernel_lock_init;
   /* [mu] */
   int held;

@@ -24,18 +24,27 @@ typedef struct stage_result {
   partition_proof proof;
 } stage_result;
 
+/* FIFO: workers get the GPU in the order they asked for it. */
 static void kernel_lock(cuzk_engine *e, worker *w) {
-  pthread_mutex_lock(&e->gpus[w->gpu].kernel_lock);
+  gpu_state *g = &e->gpus[w->gpu];
+  pthread_mutex_lock(&g->kernel_mu);
+  uint64_t ticket = g->next_ticket++;
+  while (g->serving != ticket) pthread_cond_wait(&g->kernel_cv, &g->kernel_mu);
+  pthread_mutex_unlock(&g->kernel_mu);
   pthread_mutex_lock(&e->mu);
   sched_gpu_lock_acquired(e, w, mono_ns());
   pthread_mutex_unlock(&e->mu);
 }
 
 static void kernel_unlock(cuzk_engine *e, worker *w) {
+  gpu_state *g = &e->gpus[w->gpu];
   pthread_mutex_lock(&e->mu);
   sched_gpu_lock_released(e, w, mono_ns());
   pthread_mutex_unlock(&e->mu);
-  pthread_mutex_unlock(&e->gpus[w->gpu].kernel_lock);
+  pthread_mutex_lock(&g->kernel_mu);
+  g->serving++;
+  pthread_cond_broadcast(&g->kernel_cv);
+  pthread_mutex_unlock(&g->kernel_mu);
 }
 
 static void injected(cuzk_engine *e, const stage_input *in, stage_result *r) {

@@ -81,6 +81,13 @@ CUZK_EXPORT int cuzk_submit(cuzk_engine *e, uint32_t kind, int32_t priority,
   }
 
   pthread_mutex_lock(&e->mu);
+  if (e->closing) { /* close began after our api_enter: it has already cancelled everything */
+    pthread_mutex_unlock(&e->mu);
+    job_free(j);
+    err_set(err, errlen, "cuzk_submit: engine is closing");
+    api_leave(e);
+    return CUZK_ECLOSED;
+  }
   if (e->queued_total >= e->cfg.queue_limit) {
     pthread_mutex_unlock(&e->mu);
     job_free(j);

@@ -243,3 +243,18 @@ void test_priority_winning_first(void) {
   event_log_free(&log);
   close_engine(&e);
 }
+
+/* The smallest circuits (2, 4, 8 constraints) go through the whole pipeline and verify. */
+void test_smallest_sizes_verify(void) {
+  cuzk_engine *e = open_engine("{\"gpus\":2}");
+  uint64_t jobs[CUZK_KIND_COUNT * 3];
+  int n = 0;
+  for (uint32_t log2 = 1; log2 <= 3; log2++)
+    for (uint32_t k = 0; k < CUZK_KIND_COUNT; k++) jobs[n++] = submit_job(e, k, -1, 2, log2, NULL);
+  for (int i = 0; i < n; i++) {
+    cuzk_proof_result r = await_job(e, jobs[i]);
+    CHECK(r.outcome == CUZK_OUTCOME_COMPLETED && r.partitions == 2, "job %d: %s", i, r.error);
+    CHECK(verify_job(e, jobs[i]) == 1, "2^%d proof must verify: %s", 1 + i / CUZK_KIND_COUNT, g_err);
+  }
+  close_engine(&e);
+}
