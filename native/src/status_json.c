@@ -106,6 +106,11 @@ static void write_worker(jsonw *w, const worker *wk, uint64_t now) {
   else jw_null(w);
   jw_key(w, "busy_total_secs");
   jw_secs(w, wk->busy_ns + (wk->busy ? now - wk->busy_since : 0), 6);
+  /* exact start of the running stint (cuzk_now_ns clock): a re-sync after an event gap
+   * restores the stint to the nanosecond, which busy_secs (ms) cannot */
+  jw_key(w, "busy_since_ns");
+  if (wk->busy) jw_u64(w, wk->busy_since);
+  else jw_null(w);
   jw_key(w, "current_job_handle");
   if (wk->busy) jw_u64(w, wk->job->handle);
   else jw_null(w);
@@ -241,6 +246,9 @@ void status_json_write(cuzk_engine *e, jsonw *w, uint64_t now) {
     jw_null(w);
     jw_key(w, "lock_held");
     jw_bool(w, gs->held);
+    jw_key(w, "lock_since_ns");
+    if (gs->held) jw_u64(w, gs->acquired_at);
+    else jw_null(w);
     jw_key(w, "busy_total_secs");
     jw_secs(w, gs->held_ns + (gs->held ? now - gs->acquired_at : 0), 6);
     jw_raw(w, "}");

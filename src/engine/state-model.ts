@@ -154,6 +154,8 @@ export class StateModel {
 
   /** Partitions in the synth_done state, all kinds: the GPUs' work queue. */
   synthDoneTotal = 0;
+  /** Jobs queued or running (not yet done): an engine with none is idle, not starved. */
+  unfinishedJobs = 0;
   /** Workers busy now; kept incrementally so the mismatch check is O(1). */
   busyWorkers = 0;
 
@@ -216,7 +218,7 @@ export class StateModel {
     next.gpus.forEach((g, i) => {
       const j = prevGpuSlot.get(g.ordinal);
       if (j === undefined) {
-        if (next.lockEvents && this.synthDoneTotal === 0) gStarvedSinceNs[i] = nowNs;
+        if (next.lockEvents && this.wantsWork()) gStarvedSinceNs[i] = nowNs;
         return;
       }
       gLockHeld[i] = this.gLockHeld[j];
@@ -390,6 +392,7 @@ export class StateModel {
         };
         this.jobs.set(handle, job);
         this.kLive[job.kind * LIVE_PARTITION_STATES + PART_PENDING] += n;
+        this.setUnfinished(this.unfinishedJobs + 1);
         return;
       }
       case EV_JOB_STARTED: {
@@ -401,6 +404,7 @@ export class StateModel {
         const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
         if (!job || job.finished) return;
         job.finished = true;
+        this.setUnfinished(this.unfinishedJobs - 1);
         // Partitions still live when the job ends (a failed/cancelled job) leave the gauges.
         for (let p = 0; p < job.states.length; p++) {
           if (job.states[p] < LIVE_PARTITION_STATES) {
@@ -421,6 +425,7 @@ export class StateModel {
         const job = this.jobs.get(handle);
         if (!job) return;
         for (let p = 0; p < job.states.length; p++) this.moveLive(job.kind, job.states[p], PART_FAILED);
+        if (!job.finished) this.setUnfinished(this.unfinishedJobs - 1);
         this.jobs.delete(handle);
         return;
       }
@@ -448,19 +453,33 @@ export class StateModel {
     if (to === PART_SYNTH_DONE) this.setSynthDone(this.synthDoneTotal + 1);
   }
 
-  // Starvation: a GPU's lock is free while no synthesized partition waits (DESIGN §5).
+  // Starvation (DESIGN §5, as the native engine defines it): a GPU's lock is free, no
+  // synthesized partition waits, and work is outstanding (an idle engine is not starved).
   // Edges are stamped with the time of the event that caused them.
   private lastEventNs = 0;
+  private wantsWork(): boolean {
+    return this.synthDoneTotal === 0 && this.unfinishedJobs > 0;
+  }
+
   private setSynthDone(n: number): void {
-    const was = this.synthDoneTotal;
+    const was = this.wantsWork();
     this.synthDoneTotal = n;
-    if ((was === 0) !== (n === 0) && this.topology.lockEvents) {
-      for (let g = 0; g < this.gLockHeld.length; g++) this.updateStarved(g, this.lastEventNs);
-    }
+    if (was !== this.wantsWork()) this.updateAllStarved();
+  }
+
+  private setUnfinished(n: number): void {
+    const was = this.wantsWork();
+    this.unfinishedJobs = Math.max(0, n);
+    if (was !== this.wantsWork()) this.updateAllStarved();
+  }
+
+  private updateAllStarved(): void {
+    if (!this.topology.lockEvents) return;
+    for (let g = 0; g < this.gLockHeld.length; g++) this.updateStarved(g, this.lastEventNs);
   }
 
   private updateStarved(g: number, t: number): void {
-    const starved = !this.gLockHeld[g] && this.synthDoneTotal === 0;
+    const starved = !this.gLockHeld[g] && this.wantsWork();
     const since = this.gStarvedSinceNs[g];
     const was = since === since;
     if (starved && !was) this.gStarvedSinceNs[g] = t;

@@ -48,6 +48,7 @@ export interface CuzkGpu {
   uuid?: string | null;
   pci_bus_id?: string | null;
   lock_held?: boolean;
+  lock_since_ns?: number | null;
   busy_total_secs?: number;
 }
 

@@ -147,7 +147,7 @@ export class StateMetricProducer implements MetricProducer {
     gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds the GPU worker has owned its current partition; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
     if (m.topology.lockEvents) {
       counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => m.gpuLockHeldNsAt(g, now) / NS_PER_S));
-      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) / NS_PER_S));
+      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while proofs were outstanding but no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) / NS_PER_S));
     }
     const parts: Point[] = [];
     for (const k of kinds) {

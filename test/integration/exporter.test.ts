@@ -54,6 +54,14 @@ describe('exporter on the reference engine (cpu backend)', () => {
         else expect(Math.abs(v - fromResults) / fromResults).toBeLessThan(1e-6);
         expect(value(body, 'cuzk_proofs_completed_total', { proof_kind: kind })).toBe(results.filter((r) => r.kind === kind).length);
       }
+      // Per-GPU lock-held and starved time, derived from events, equal the native counters.
+      const gpuBase = CTR.HDR_WORDS + words[CTR.KINDS] * CTR.KIND_WORDS;
+      for (let g = 0; g < nGpus; g++) {
+        const held = words[gpuBase + g * CTR.GPU_WORDS + CTR.G_LOCK_HELD_NS] / 1e9;
+        const starved = words[gpuBase + g * CTR.GPU_WORDS + CTR.G_STARVED_NS] / 1e9;
+        expect(Math.abs(value(body, 'cuzk_gpu_busy_seconds_total', { gpu: String(g) }) - held)).toBeLessThan(1e-6 * held);
+        expect(Math.abs(value(body, 'cuzk_gpu_starved_seconds_total', { gpu: String(g) }) - starved)).toBeLessThan(1e-6 * starved + 1e-9);
+      }
       // Every worker is idle after the workload: busy time equals finished partitions' GPU time.
       const gpuTotal = sum(body, 'cuzk_partition_gpu_seconds_total');
       expect(Math.abs(exported - gpuTotal) / gpuTotal).toBeLessThan(1e-6);

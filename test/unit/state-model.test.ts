@@ -20,8 +20,10 @@ describe('StateModel from a scripted event sequence', () => {
 
   test('GPU lock held and starved time', () => {
     expect(m.gpuLockHeldNsAt(0, now)).toBe(25 * MS); // 8 + 8 + 2 + running 7
-    // lock free with no synthesized partition waiting: 0-11, 20-21, 29-33, 33-34, 36-52, 52-53
-    expect(m.gpuStarvedNsAt(0, now)).toBe(34 * MS);
+    // lock free, no synthesized partition waiting, and a job outstanding:
+    // 0-11, 20-21, 29-30 (job 1 done), 31-33, 33-34, 36-37 (job 2 done), 40-41 (job 3
+    // cancelled), 50-52, 52-53
+    expect(m.gpuStarvedNsAt(0, now)).toBe(21 * MS);
   });
 
   test('per-kind totals count each finished partition once; cancellations are not failures', () => {
