@@ -255,7 +255,13 @@ export class AttachSource implements MetricsSource {
     const totals = s.counters ? { completed: s.counters.total_completed, failed: s.counters.total_failed } : null;
     const totalsWentDown =
       totals !== null && this.lastTotals !== null && (totals.completed < this.lastTotals.completed || totals.failed < this.lastTotals.failed);
-    if (primed && (s.uptime_secs < this.lastUptime || totalsWentDown)) this.restarted(s, nowNs);
+    if (primed && (s.uptime_secs < this.lastUptime || totalsWentDown)) {
+      const why =
+        s.uptime_secs < this.lastUptime
+          ? `uptime ${this.lastUptime}s -> ${s.uptime_secs}s`
+          : `completed/failed totals ${this.lastTotals!.completed}/${this.lastTotals!.failed} -> ${totals!.completed}/${totals!.failed}`;
+      this.restarted(s, nowNs, why);
+    }
     this.lastUptime = s.uptime_secs;
     if (totals) this.lastTotals = totals;
 
@@ -388,10 +394,10 @@ export class AttachSource implements MetricsSource {
     return this.lastBody !== null;
   }
 
-  private restarted(s: CuzkStatus, nowNs: number): void {
+  private restarted(s: CuzkStatus, nowNs: number, why: string): void {
     const m = this.model;
-    m.errors.inc('restart', `daemon restarted (uptime went from ${this.lastUptime}s to ${s.uptime_secs}s)`);
-    this.log('warn', `daemon restarted (uptime ${this.lastUptime}s -> ${s.uptime_secs}s); keeping totals, resetting baselines`, true);
+    m.errors.inc('restart', `daemon restarted (${why})`);
+    this.log('warn', `daemon restarted (${why}); keeping totals, resetting baselines`, true);
     // Everything the old process had is gone: end its jobs and stints (state only).
     const empty = { memoryUsedBytes: 0, synthesisActive: 0, queueDepthByKind: new Float64Array(KIND_SLOTS), pipelines: [], workers: [] };
     const records = snapshotToEvents(m, empty, { tNs: nowNs, resync: true, evictMissing: true, countProofs: false });
