@@ -8,7 +8,9 @@
  * One path from snapshot to model means one copy of the metric logic (DESIGN §7).
  */
 import {
+  EVF_FIRST,
   EVF_RESYNC,
+  EV_GPU_LOCK,
   EV_JOB_DONE,
   EV_JOB_EVICTED,
   EV_JOB_QUEUED,
@@ -43,6 +45,15 @@ export interface SnapshotView {
   queueDepthByKind: ArrayLike<number>; // per kind slot
   pipelines: PipelineView[];
   workers: WorkerView[];
+  /** Per-GPU kernel-lock state, where the source reports it (the native engine). */
+  gpus?: GpuView[];
+}
+
+export interface GpuView {
+  slot: number;
+  lockHeld: boolean;
+  /** When the lock was taken, on the model's clock (ns). */
+  lockSinceNs: number;
 }
 
 export interface PipelineView {
@@ -182,6 +193,12 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
     }
   }
 
+  // GPU kernel locks (native re-sync): restore who holds one, and since when.
+  for (const g of snap.gpus ?? []) {
+    if (g.slot >= model.gLockHeld.length || (model.gLockHeld[g.slot] === 1) === g.lockHeld) continue;
+    out.push({ seq: 0, tNs: g.lockHeld ? g.lockSinceNs : t, flags: flags | EVF_FIRST, type: EV_GPU_LOCK, gpu: g.slot, aux: g.lockHeld ? 1 : 0 });
+  }
+
   // Workers that are busy in the snapshot and were not (or on another partition) start now.
   for (const w of snap.workers) {
     if (w.slot >= model.wBusy.length || !w.busy) continue;
@@ -281,6 +298,13 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
       busySinceNs: since,
     });
   }
+  const gpus: GpuView[] = [];
+  if (m.useBusySinceNs !== false) {
+    for (const g of s.gpus ?? []) {
+      if (typeof g.lock_held !== 'boolean') continue;
+      gpus.push({ slot: g.ordinal, lockHeld: g.lock_held, lockSinceNs: typeof g.lock_since_ns === 'number' ? g.lock_since_ns : m.snapshotNs });
+    }
+  }
   const queueDepthByKind = new Float64Array(KIND_SLOTS);
   const byKind = s.counters?.queue_depth_by_kind;
   if (byKind) for (const [k, n] of Object.entries(byKind)) queueDepthByKind[m.kindSlot(k)] += n;
@@ -290,6 +314,7 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
     queueDepthByKind,
     pipelines,
     workers,
+    gpus,
   };
 }
 
