@@ -3,7 +3,7 @@
  * override). Keys are those of native/README.md.
  */
 import * as fs from 'node:fs';
-import type { EngineConfig } from '../engine/native-engine';
+import { EngineConfig, NativeEngine } from '../engine/native-engine';
 import { Resolved, UsageError } from './options';
 
 export function engineConfigFrom(o: Resolved): EngineConfig {
@@ -38,4 +38,23 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
   if (o['fault.corrupt-proof-nth'] !== undefined) faults.corrupt_proof_nth = o['fault.corrupt-proof-nth'];
   if (Object.keys(faults).length > 0) cfg.faults = faults;
   return cfg;
+}
+
+/**
+ * Opens the engine the flags describe (a bad config is a UsageError: one line, exit 2).
+ * With --config.check the engine is only opened to validate it: closed again, "OK"
+ * printed, and null returned.
+ */
+export async function openEngine(o: Resolved): Promise<{ engine: NativeEngine; config: EngineConfig } | null> {
+  const config = engineConfigFrom(o);
+  let engine: NativeEngine;
+  try {
+    engine = NativeEngine.open(config, o['engine.library'] as string | undefined);
+  } catch (e) {
+    throw new UsageError(`engine: ${(e as Error).message}`);
+  }
+  if (!o['config.check']) return { engine, config };
+  await engine.close();
+  process.stdout.write('configuration OK\n');
+  return null;
 }

@@ -3,13 +3,13 @@
  * per-proof timings (like cuzk's AwaitProof) and exits non-zero if any proof failed or
  * does not verify.
  */
-import { NativeEngine, ProofResult } from '../engine/native-engine';
+import type { ProofResult } from '../engine/native-engine';
 import type { ProofKind } from '../engine/kinds';
 import { PART_DONE, PART_FAILED, PARTITIONS } from '../engine/kinds';
 import { Workload } from '../engine/workload';
 import type { Logger } from '../util/logger';
-import { engineConfigFrom } from './engine-config';
-import { Resolved, UsageError } from './options';
+import { openEngine } from './engine-config';
+import type { Resolved } from './options';
 import { untilSignal } from './serve';
 
 function fmt(s: number): string {
@@ -19,18 +19,9 @@ function fmt(s: number): string {
 export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
   const kind = o['kind'] as ProofKind;
   const count = o['count'] as number;
-  const config = engineConfigFrom(o);
-  let engine: NativeEngine;
-  try {
-    engine = NativeEngine.open(config, o['engine.library'] as string | undefined);
-  } catch (e) {
-    throw new UsageError(`engine: ${(e as Error).message}`);
-  }
-  if (o['config.check']) {
-    await engine.close();
-    process.stdout.write('configuration OK\n');
-    return 0;
-  }
+  const opened = await openEngine(o);
+  if (!opened) return 0; // --config.check
+  const { engine } = opened;
   const json = o['json'] as boolean;
   const verify = (o['verify'] as boolean) && engine.backend === 'cpu';
   const out = process.stdout;

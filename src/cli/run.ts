@@ -2,10 +2,9 @@
  * `cuzk-exporter run`: hosts the reference engine in-process with a proof workload and
  * serves its metrics — the main job (`npm start`).
  */
-import { NativeEngine } from '../engine/native-engine';
 import { Workload, parseMix } from '../engine/workload';
 import type { Logger } from '../util/logger';
-import { engineConfigFrom } from './engine-config';
+import { openEngine } from './engine-config';
 import { Resolved, UsageError } from './options';
 import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
 
@@ -18,18 +17,9 @@ export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   } catch (e) {
     throw new UsageError(`--workload.mix: ${(e as Error).message}`);
   }
-  const config = engineConfigFrom(o);
-  let engine: NativeEngine;
-  try {
-    engine = NativeEngine.open(config, o['engine.library'] as string | undefined);
-  } catch (e) {
-    throw new UsageError(`engine: ${(e as Error).message}`);
-  }
-  if (o['config.check']) {
-    await engine.close();
-    process.stdout.write('configuration OK\n');
-    return 0;
-  }
+  const opened = await openEngine(o);
+  if (!opened) return 0; // --config.check
+  const { engine, config } = opened;
   if (config.faults) log.warn('FAULT INJECTION is on: metrics will show injected failures', { faults: JSON.stringify(config.faults) });
 
   let serving;
