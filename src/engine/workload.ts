@@ -131,7 +131,9 @@ export class Workload {
       return { finished: 0, cancelled: 0 };
     }
     const before = left();
-    const drained = new Promise<void>((resolve) => (this.idle = resolve));
+    // run() waits on the current resolver: keep it, so both settle when the last proof ends.
+    const runDone = this.idle;
+    const drained = new Promise<void>((resolve) => (this.idle = () => (runDone?.(), resolve())));
     const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), graceMs).unref());
     if ((await Promise.race([drained, timer])) === 'timeout') {
       const cancelled = left();
