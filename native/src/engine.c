@@ -218,12 +218,15 @@ CUZK_EXPORT int cuzk_engine_close(cuzk_engine **engine, char *err, size_t errlen
     return CUZK_EINVAL;
   }
   e->closing = 1; /* no new API calls from here on */
+  /* Wake event waiters with CUZK_ECLOSED before the cancellations below emit events, so
+   * none of them returns CUZK_OK and comes back for a drain (the ring lock nests inside
+   * e->mu elsewhere, so taking it here keeps the order). */
+  event_ring_close(&e->ring);
   uint64_t now = mono_ns();
   for (job *j = e->jobs_head; j; j = j->next)
     if (!j->finished) sched_abort_job(e, j, now, 1, 0, "cancelled: engine closed");
   pthread_cond_broadcast(&e->cv_done); /* blocked awaits return CUZK_ECLOSED */
   pthread_mutex_unlock(&e->mu);
-  event_ring_close(&e->ring); /* blocked event waits return CUZK_ECLOSED */
   pthread_mutex_lock(&e->mu);
   while (e->calls > 0) pthread_cond_wait(&e->cv_calls, &e->mu);
   pthread_mutex_unlock(&e->mu);

@@ -85,19 +85,21 @@ int event_ring_wait(event_ring *r, uint64_t timeout_ns) {
   int rc = 1;
   r->waiters++;
   for (;;) {
-    if (r->last_seq >= r->next_read) {
-      rc = 0;
-      break;
-    }
+    /* closing wins over pending events: a caller woken by close must not come back for a
+     * drain on an engine that is being freed */
     if (r->closed) {
       rc = 2;
+      break;
+    }
+    if (r->last_seq >= r->next_read) {
+      rc = 0;
       break;
     }
     if (timeout_ns == 0) break;
     int w = timeout_ns == UINT64_MAX ? pthread_cond_wait(&r->cv, &r->mu)
                                      : pthread_cond_timedwait(&r->cv, &r->mu, &dl);
     if (w == ETIMEDOUT) {
-      rc = r->last_seq >= r->next_read ? 0 : (r->closed ? 2 : 1);
+      rc = r->closed ? 2 : (r->last_seq >= r->next_read ? 0 : 1);
       break;
     }
   }

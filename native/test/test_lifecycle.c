@@ -34,19 +34,31 @@ static void *block_await(void *arg) {
 static void *block_events(void *arg) {
   blocked *b = arg;
   char err[128];
-  cuzk_event ev[64];
-  uint32_t n;
-  uint64_t d;
-  for (;;) { /* drain until nothing is left, then block */
-    cuzk_events_drain(b->e, ev, 64, &n, &d, err, sizeof err);
-    b->wait_rc = cuzk_events_wait(b->e, UINT32_MAX, err, sizeof err);
-    if (b->wait_rc != CUZK_OK) return NULL;
-  }
+  /* one blocking call, as the ABI asks: no call may start once close has begun, so a
+   * thread must not loop back for a drain that could race the close */
+  b->wait_rc = cuzk_events_wait(b->e, UINT32_MAX, err, sizeof err);
+  return NULL;
 }
 
 void test_close_wakes_blocked_calls(void) {
   cuzk_engine *e = open_engine("{\"backend\":\"sim\",\"sim\":{\"porep-c2\":{\"synth_ms\":60000}}}");
   blocked b = {e, submit_job(e, CUZK_KIND_POREP_C2, -1, 0, 0, NULL), -1, -1};
+  /* Let the job settle (both synthesis slots busy for 60 s, nothing else will happen until
+   * close), then empty the ring, so the events waiter really blocks. */
+  char json[8192];
+  uint32_t len;
+  char err[128];
+  for (int i = 0; i < 2000; i++) {
+    CHECK(cuzk_status_json(e, json, sizeof json, &len, err, sizeof err) == CUZK_OK, "%s", err);
+    if (strstr(json, "\"active\":2")) break;
+    sleep_ms(1);
+  }
+  CHECK(strstr(json, "\"active\":2") != NULL, "both synthesis slots busy");
+  cuzk_event ev[64];
+  uint32_t n;
+  uint64_t d;
+  do CHECK(cuzk_events_drain(e, ev, 64, &n, &d, err, sizeof err) == CUZK_OK, "%s", err);
+  while (n > 0);
   pthread_t t1, t2;
   CHECK(pthread_create(&t1, NULL, block_await, &b) == 0, "thread");
   CHECK(pthread_create(&t2, NULL, block_events, &b) == 0, "thread");

@@ -205,11 +205,16 @@ static size_t find_event(const event_log *log, uint16_t type, uint64_t job, uint
 }
 
 void test_priority_winning_first(void) {
-  cuzk_engine *e = open_engine(cfg_2x2(NULL));
+  /* One synthesis slot and 10 ms syntheses (sim backend): each PoRep keeps the slot for
+   * ~100 ms, so PoReps 2..5 are still queued when the WinningPoSt arrives, however slowly
+   * this thread runs (sanitizers, a loaded machine). Scheduling is backend-independent. */
+  cuzk_engine *e = open_engine(
+      "{\"backend\":\"sim\",\"gpus\":2,\"workers_per_gpu\":2,\"synthesis_concurrency\":1,"
+      "\"sim\":{\"porep-c2\":{\"synth_ms\":10,\"gpu_ms\":1,\"jitter\":0},"
+      "\"winning-post\":{\"synth_ms\":1,\"gpu_ms\":1,\"jitter\":0}}}");
   enum { NP = 5 };
   uint64_t porep[NP];
-  for (int i = 0; i < NP; i++)
-    porep[i] = submit_job(e, CUZK_KIND_POREP_C2, -1, 0, tsize(13, 10), NULL);
+  for (int i = 0; i < NP; i++) porep[i] = submit_job(e, CUZK_KIND_POREP_C2, -1, 0, 0, NULL);
   uint64_t win = submit_job(e, CUZK_KIND_WINNING_POST, -1, 0, 0, "winning-behind-poreps");
   CHECK(await_job(e, win).outcome == CUZK_OUTCOME_COMPLETED, "winning");
   for (int i = 0; i < NP; i++) await_job(e, porep[i]);
