@@ -113,7 +113,9 @@ export interface CuzkLib {
 
 let resultType: TypeObject | undefined;
 function proofResultType(): TypeObject {
-  resultType ??= koffi.struct('cuzk_proof_result', {
+  // Anonymous: koffi's named types are process-global, and a test runner may load this
+  // module more than once into one process.
+  resultType ??= koffi.struct({
     job: 'uint64_t',
     queue_wait_ns: 'uint64_t',
     synth_ns: 'uint64_t',

@@ -14,9 +14,16 @@ function make(target: string): { status: number | null; out: string } {
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
+/** The lines that say what went wrong (harness FAILs, sanitizer reports), with context. */
+function why(out: string): string {
+  const lines = out.split('\n');
+  const hits = lines.flatMap((l, i) => (/^FAIL |WARNING: |ERROR: |SUMMARY: |runtime error|make: \*\*\*/.test(l) ? lines.slice(Math.max(0, i - 2), i + 12) : []));
+  return (hits.length ? hits.join('\n') : out).slice(-6000);
+}
+
 test('C harness passes plain, under ASan+UBSan and under TSan', () => {
   const r = make('test');
-  if (r.status !== 0) throw new Error(`make -C native test failed:\n${r.out.slice(-4000)}`);
+  if (r.status !== 0) throw new Error(`make -C native test failed:\n${why(r.out)}`);
   expect(r.out).toContain('native: all test runs passed (plain, asan+ubsan, tsan)');
   expect(r.out).not.toMatch(/ERROR: (Address|Thread|Undefined)Sanitizer|runtime error:/);
 }, 300_000);
@@ -24,6 +31,6 @@ test('C harness passes plain, under ASan+UBSan and under TSan', () => {
 const hasValgrind = fs.existsSync('/usr/bin/valgrind');
 (hasValgrind ? test : test.skip)('100 open/close cycles leak nothing under valgrind', () => {
   const r = make('valgrind');
-  if (r.status !== 0) throw new Error(`make -C native valgrind failed:\n${r.out.slice(-4000)}`);
+  if (r.status !== 0) throw new Error(`make -C native valgrind failed:\n${why(r.out)}`);
   expect(r.out).toContain('100 open/close cycles with work: ok');
 }, 300_000);
