@@ -195,7 +195,10 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
 
   // GPU kernel locks (native re-sync): restore who holds one, and since when.
   for (const g of snap.gpus ?? []) {
-    if (g.slot >= model.gLockHeld.length || (model.gLockHeld[g.slot] === 1) === g.lockHeld) continue;
+    if (g.slot >= model.gLockHeld.length) continue;
+    const held = model.gLockHeld[g.slot] === 1;
+    // Same state and, if held, the same hold (events of another hold may have been lost).
+    if (held === g.lockHeld && (!held || model.gLockSinceNs[g.slot] === g.lockSinceNs)) continue;
     out.push({ seq: 0, tNs: g.lockHeld ? g.lockSinceNs : t, flags: flags | EVF_FIRST, type: EV_GPU_LOCK, gpu: g.slot, aux: g.lockHeld ? 1 : 0 });
   }
 
