@@ -10,11 +10,12 @@
  */
 import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
+import { FastPrometheusSerializer } from './fast-serializer';
 import { ModelHistograms } from './histograms';
 import { SourceInfo, StateMetricProducer } from './state-metrics';
 
@@ -31,7 +32,8 @@ let diagRouted = false;
 export class Telemetry {
   readonly info: SourceInfo;
   private readonly prometheus: PrometheusExporter;
-  private readonly serializer = new PrometheusSerializer(undefined, false, undefined, true, true);
+  /** Same bytes as PrometheusSerializer(undefined, false, undefined, true, true), faster (bench/). */
+  private readonly serializer = new FastPrometheusSerializer();
   private readonly provider: MeterProvider;
   private lastCollectSeconds = 0;
 

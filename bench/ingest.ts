@@ -1,0 +1,234 @@
+/**
+ * Ingest: how fast events move from the native engine into the TypeScript state model,
+ * and what emitting one costs natively.
+ *
+ *  - end to end: a sim-backend engine (2 GPUs x 2 workers, time scale 1e-6, all four
+ *    proof kinds) fills its ring while the JS thread is held off (Atomics.wait, so no
+ *    callback drains early); then one NativeEngine.refresh() is timed: FFI drains in
+ *    batches of 4096 into the preallocated buffer, DataView decode, StateModel apply;
+ *    alternately without and with the exporter attached (its OpenTelemetry histograms
+ *    are the model's observer and record when partitions and proofs finish);
+ *  - replay: the same native records (captured on the way in) applied to fresh models,
+ *    without FFI: model only, and model + OpenTelemetry histograms;
+ *  - native emit cost: `make -C native bench` (owned by native/), parsed.
+ */
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { CTR } from '../src/engine/abi';
+import { EVENT_SIZE } from '../src/engine/event-layout';
+import { BATCH_EVENTS, NativeEngine } from '../src/engine/native-engine';
+import { StateModel } from '../src/engine/state-model';
+import { Telemetry } from '../src/exporter/telemetry';
+import { findPackageRoot } from '../src/util/package-root';
+import { silentLogger } from '../src/util/logger';
+import { openEngine } from './lib/engine';
+import { Figure, blockFor, figure, nowMs } from './lib/stats';
+
+export interface IngestOptions {
+  runs?: number;
+  /** Jobs submitted per fill (mixed kinds, ~90 events per job on average). */
+  jobsPerFill?: number;
+  /** Times `make -C native bench` runs (each is its own best of 3 rounds x 20 M emits). */
+  nativeRuns?: number;
+  log?: (msg: string) => void;
+}
+
+export interface NativeEmit {
+  available: boolean;
+  command: string;
+  /** ns per event_emit with events enabled / disabled, one value per native bench run. */
+  enabledNsPerEvent?: Figure;
+  disabledNsPerEvent?: Figure;
+  drainNsPerEvent?: Figure;
+  rawLines?: string[];
+  missing?: string;
+}
+
+export interface IngestResult {
+  method: string;
+  runs: number;
+  eventsPerFill: Figure;
+  batchesPerFill: Figure;
+  /** refresh(): FFI drain + decode + StateModel apply, events per second. */
+  endToEnd: Figure;
+  endToEndNsPerEvent: Figure;
+  /** The same with the exporter attached (OpenTelemetry histograms record on partition/proof ends). */
+  endToEndWithHistograms: Figure;
+  replayModelOnly: Figure;
+  replayWithHistograms: Figure;
+  nativeEmit: NativeEmit;
+}
+
+const KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
+
+function sumKinds(words: Float64Array, field: number): number {
+  let s = 0;
+  for (let k = 0; k < words[CTR.KINDS]; k++) s += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + field];
+  return s;
+}
+
+/** Fills one engine's ring and returns it (JS thread held off, native threads run). */
+function fill(jobs: number, withTelemetry: boolean, capture?: Buffer[]): { engine: NativeEngine; telemetry: Telemetry | null; events: number; fillMs: number } {
+  const engine = openEngine({
+    backend: 'sim',
+    gpus: 2,
+    workers_per_gpu: 2,
+    synthesis_concurrency: 8,
+    time_scale: 1e-6,
+    event_ring_capacity: 1 << 20,
+    queue_limit: 1_000_000,
+  });
+  const telemetry = withTelemetry ? new Telemetry(engine, { version: 'bench', logger: silentLogger }) : null;
+  if (capture) {
+    const apply = engine.model.applyEvents.bind(engine.model);
+    engine.model.applyEvents = (view: DataView, n: number, off = 0) => {
+      capture.push(Buffer.from(new Uint8Array(view.buffer, view.byteOffset + off, n * EVENT_SIZE)));
+      return apply(view, n, off);
+    };
+  }
+  const t0 = nowMs();
+  for (let i = 0; i < jobs; i++) engine.submit(KINDS[i % KINDS.length]);
+  for (;;) {
+    const { words } = engine.readCounters();
+    if (sumKinds(words, CTR.K_PROOFS_COMPLETED) + sumKinds(words, CTR.K_PROOFS_FAILED) >= jobs) {
+      if (words[CTR.EVENTS_OVERWRITTEN] > 0) throw new Error('ingest bench: the ring overflowed; raise event_ring_capacity');
+      return { engine, telemetry, events: words[CTR.LAST_SEQ] - engine.model.lastSeq, fillMs: nowMs() - t0 };
+    }
+    blockFor(2);
+  }
+}
+
+function replay(chunks: Buffer[], withHistograms: boolean, topologyFrom: StateModel): number {
+  const model = new StateModel();
+  model.setTopology(topologyFrom.topology, 0);
+  let telemetry: Telemetry | null = null;
+  if (withHistograms) {
+    const src = { model, source: 'run' as const, backend: 'sim', refresh() {}, nowNs: () => 0, statusBody: () => null, snapshotAgeSeconds: () => 0, ready: () => ({ ok: true, reason: '' }) };
+    telemetry = new Telemetry(src, { version: 'bench', logger: silentLogger });
+  }
+  // Copies into one reused batch buffer, as the engine does, outside the timed region.
+  const views = chunks.map((c) => new DataView(c.buffer, c.byteOffset, c.byteLength));
+  let n = 0;
+  const t0 = process.hrtime.bigint();
+  for (const v of views) {
+    const k = v.byteLength / EVENT_SIZE;
+    model.applyEvents(v, k);
+    n += k;
+  }
+  const ns = Number(process.hrtime.bigint() - t0);
+  void telemetry?.shutdown();
+  if (model.eventsTotal !== n) throw new Error(`replay applied ${model.eventsTotal} of ${n} events`);
+  return (n / ns) * 1e9;
+}
+
+export function nativeEmit(runs: number, log: (m: string) => void): NativeEmit {
+  const root = findPackageRoot();
+  const command = 'make -C native bench';
+  const enabled: number[] = [];
+  const disabled: number[] = [];
+  const drain: number[] = [];
+  let rawLines: string[] = [];
+  for (let r = 0; r < runs; r++) {
+    const res = spawnSync('make', ['-s', '-C', path.join(root, 'native'), 'bench'], { encoding: 'utf8', timeout: 180_000 });
+    if (res.status !== 0) {
+      const why = res.error ? res.error.message : (res.stderr || res.stdout || '').trim().split('\n').slice(-3).join(' | ');
+      return { available: false, command, missing: `${command} failed (exit ${res.status}): ${why}` };
+    }
+    const out = res.stdout;
+    const num = (re: RegExp) => {
+      const m = re.exec(out);
+      return m ? Number(m[1]) : NaN;
+    };
+    const en = num(/events enabled\s+([\d.]+) ns\/event/);
+    const dis = num(/events disabled\s+([\d.]+) ns\/event/);
+    const dr = num(/drain \(batches of \d+\)\s+([\d.]+) ns\/event/);
+    if (!Number.isFinite(en)) {
+      return { available: false, command, missing: `${command} ran but printed no "events enabled <x> ns/event" line (format changed?)` };
+    }
+    enabled.push(en);
+    if (Number.isFinite(dis)) disabled.push(dis);
+    if (Number.isFinite(dr)) drain.push(dr);
+    rawLines = out.split('\n').filter((l) => /events (en|dis)abled|drain \(/.test(l)).map((l) => l.trim());
+    log(`ingest: native bench run ${r + 1}/${runs}: emit ${en} ns/event`);
+  }
+  return {
+    available: true,
+    command,
+    enabledNsPerEvent: figure('ns/event', enabled, 3),
+    disabledNsPerEvent: disabled.length ? figure('ns/event', disabled, 3) : undefined,
+    drainNsPerEvent: drain.length ? figure('ns/event', drain, 3) : undefined,
+    rawLines,
+  };
+}
+
+export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResult> {
+  const runs = opts.runs ?? 5;
+  const jobs = opts.jobsPerFill ?? 1000;
+  const log = opts.log ?? (() => {});
+
+  // 1. Capture one real native event stream (and warm the JIT on the apply path).
+  const captured: Buffer[] = [];
+  const cap = fill(jobs, true, captured);
+  cap.engine.refresh();
+  const topologyFrom = cap.engine.model;
+  await cap.telemetry?.shutdown();
+  await cap.engine.close();
+  for (let i = 0; i < 3; i++) {
+    replay(captured, false, topologyFrom);
+    replay(captured, true, topologyFrom);
+  }
+
+  const e2eModel: number[] = [];
+  const e2e: number[] = [];
+  const e2eNs: number[] = [];
+  const events: number[] = [];
+  const batches: number[] = [];
+  const modelOnly: number[] = [];
+  const withHist: number[] = [];
+  const timedRefresh = async (withTelemetry: boolean): Promise<{ rate: number; n: number; ns: number; batches: number; fillMs: number }> => {
+    const f = fill(jobs, withTelemetry);
+    const b0 = f.engine.stats.batches;
+    const ev0 = f.engine.model.eventsTotal;
+    const t0 = process.hrtime.bigint();
+    f.engine.refresh();
+    const ns = Number(process.hrtime.bigint() - t0);
+    const n = f.engine.model.eventsTotal - ev0;
+    if (f.engine.stats.dropped > 0) throw new Error('ingest bench: events were dropped');
+    const nb = f.engine.stats.batches - b0;
+    await f.telemetry?.shutdown();
+    await f.engine.close();
+    return { rate: (n / ns) * 1e9, n, ns, batches: nb, fillMs: f.fillMs };
+  };
+  for (let r = 0; r < runs; r++) {
+    const a = await timedRefresh(false);
+    const b = await timedRefresh(true);
+    e2eModel.push(a.rate);
+    e2e.push(b.rate);
+    e2eNs.push(a.ns / a.n);
+    events.push(a.n);
+    batches.push(a.batches);
+    modelOnly.push(replay(captured, false, topologyFrom));
+    withHist.push(replay(captured, true, topologyFrom));
+    log(
+      `ingest run ${r + 1}/${runs}: ${a.n} events per fill (${a.fillMs.toFixed(0)} ms to fill); refresh ${(a.rate / 1e6).toFixed(2)} M events/s model only, ` +
+        `${(b.rate / 1e6).toFixed(2)} with histograms; replay ${(modelOnly[r] / 1e6).toFixed(2)} / ${(withHist[r] / 1e6).toFixed(2)} M events/s`,
+    );
+  }
+  const nativeRuns = opts.nativeRuns ?? 1;
+  const emit = nativeRuns > 0 ? nativeEmit(nativeRuns, log) : { available: false, command: 'make -C native bench', missing: 'skipped (--native-runs 0)' };
+  return {
+    method:
+      `Sim-backend engine (2 GPUs x 2 workers, time_scale 1e-6), ${jobs} mixed-kind proofs per fill; the JS thread is held off with Atomics.wait while the ring fills, ` +
+      `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its OpenTelemetry histograms record when partitions/proofs finish), alternating. ` +
+      'Replay: the captured native records applied to fresh StateModels without FFI. Native emit: `make -C native bench` (best of 3 rounds x 20 M event_emit calls per run).',
+    runs,
+    eventsPerFill: figure('events', events, 6),
+    batchesPerFill: figure('batches', batches, 4),
+    endToEnd: figure('events/s', e2eModel, 3),
+    endToEndWithHistograms: figure('events/s', e2e, 3),
+    endToEndNsPerEvent: figure('ns/event', e2eNs, 3),
+    replayModelOnly: figure('events/s', modelOnly, 3),
+    replayWithHistograms: figure('events/s', withHist, 3),
+    nativeEmit: emit,
+  };
+}

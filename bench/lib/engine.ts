@@ -1,0 +1,16 @@
+/**
+ * Every benchmark opens engines through here, so `cuzk-exporter bench --engine.library`
+ * (or `node dist/bench/run.js --library PATH`) measures another library implementing the
+ * ABI; the default is the reference engine built by `npm install`.
+ */
+import { EngineConfig, NativeEngine } from '../../src/engine/native-engine';
+
+let libraryPath: string | undefined;
+
+export function setLibraryPath(p: string | undefined): void {
+  libraryPath = p;
+}
+
+export function openEngine(config: EngineConfig): NativeEngine {
+  return NativeEngine.open(config, libraryPath);
+}

@@ -1,0 +1,95 @@
+/**
+ * A bounded HTTP scrape client, run as a child process (so its CPU is not the server's
+ * event loop): `concurrency` scrapers, each a keep-alive connection (as Prometheus keeps
+ * one), issuing GETs back to back until `requests` responses have been read in full.
+ * Latency is request start -> last body byte, in ms. Driven over IPC by LoadClient.
+ */
+import { ChildProcess, fork } from 'node:child_process';
+import * as http from 'node:http';
+
+export interface LoadJob {
+  url: string;
+  requests: number;
+  concurrency: number;
+  warmup: number;
+}
+
+export interface LoadResult {
+  latenciesMs: number[];
+  bytes: number;
+  status: number[];
+}
+
+function get(agent: http.Agent, url: string): Promise<{ ms: number; bytes: number; status: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.get(url, { agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes, status: res.statusCode ?? 0 }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+async function runJob(job: LoadJob): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+  try {
+    for (let i = 0; i < job.warmup; i++) await get(agent, job.url);
+    const latenciesMs: number[] = [];
+    const statuses = new Set<number>();
+    let bytes = 0;
+    let issued = 0;
+    const worker = async () => {
+      while (issued < job.requests) {
+        issued++;
+        const r = await get(agent, job.url);
+        latenciesMs.push(r.ms);
+        statuses.add(r.status);
+        bytes = r.bytes;
+      }
+    };
+    await Promise.all(Array.from({ length: job.concurrency }, worker));
+    return { latenciesMs, bytes, status: [...statuses] };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/** Parent side: one child process reused for every job. */
+export class LoadClient {
+  private constructor(private readonly child: ChildProcess) {}
+
+  static start(): LoadClient {
+    const child = fork(__filename, ['--child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    return new LoadClient(child);
+  }
+
+  run(job: LoadJob): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`load client exited (${code})`));
+      this.child.once('exit', onExit);
+      this.child.once('message', (m: LoadResult | { error: string }) => {
+        this.child.off('exit', onExit);
+        if ('error' in m) reject(new Error(`load client: ${m.error}`));
+        else resolve(m);
+      });
+      this.child.send(job);
+    });
+  }
+
+  stop(): void {
+    if (this.child.connected) this.child.disconnect();
+  }
+}
+
+if (require.main === module && process.argv.includes('--child')) {
+  process.on('message', (job: LoadJob) => {
+    runJob(job).then(
+      (r) => process.send?.(r),
+      (e: Error) => process.send?.({ error: e.message }),
+    );
+  });
+  process.on('disconnect', () => process.exit(0));
+}

@@ -1,0 +1,263 @@
+/**
+ * Scrape cost: /metrics for a small box (1 GPU x 2 workers) and a large one (64 GPUs x
+ * 2 workers), all four proof kinds, beside an equivalent prom-client registry with the
+ * same series in the same run (bench/lib/prom-equivalent.ts).
+ *
+ *  - in-process: Telemetry.scrape() (refresh + OpenTelemetry collect + serialise) versus
+ *    prom-client register.metrics() (collect() callbacks + serialise), interleaved one by
+ *    one so drift hits both; our time is also split into collect and serialise;
+ *  - loopback HTTP: our real server (startServer) and a minimal prom-client server in this
+ *    process, scraped by a child-process client (bench/lib/load-client.ts) with one
+ *    scraper and with `concurrency` scrapers; latency is request -> last byte.
+ */
+import * as http from 'node:http';
+import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import type { AddressInfo } from 'node:net';
+import { startServer } from '../src/exporter/server';
+import { Telemetry } from '../src/exporter/telemetry';
+import { silentLogger } from '../src/util/logger';
+import { LoadClient } from './lib/load-client';
+import { PromEquivalent, helpTexts, sampleDifferences } from './lib/prom-equivalent';
+import { Dist, Figure, dist, figure, median, nowMs, tick } from './lib/stats';
+import { SyntheticBox } from './lib/synthetic-box';
+
+export interface ScrapeOptions {
+  runs?: number;
+  /** In-process scrapes per implementation per run. */
+  iterations?: number;
+  /** HTTP requests per implementation per mode per run. */
+  requests?: number;
+  concurrency?: number;
+  log?: (msg: string) => void;
+}
+
+interface Box {
+  name: 'small' | 'large';
+  gpus: number;
+  workersPerGpu: number;
+}
+
+export const BOXES: Box[] = [
+  { name: 'small', gpus: 1, workersPerGpu: 2 },
+  { name: 'large', gpus: 64, workersPerGpu: 2 },
+];
+
+export interface BoxResult {
+  gpus: number;
+  workersPerGpu: number;
+  kinds: number;
+  series: number;
+  eventsApplied: number;
+  bodyBytes: { ours: number; promClient: number };
+  sameSeries: boolean;
+  differences: string[];
+  inProcess: {
+    ours: { p50: Figure; p99: Figure };
+    promClient: { p50: Figure; p99: Figure };
+    /** ours p50 / prom-client p50, per run. */
+    ratioP50: Figure;
+    /** Our time split: SDK collect (incl. refresh) and serialisation, p50 per run. */
+    oursCollectP50: Figure;
+    oursSerializeP50: Figure;
+    /**
+     * The same collection serialised by @opentelemetry/exporter-prometheus' own
+     * PrometheusSerializer: with our settings (no scope labels, no target_info; what we
+     * used before src/exporter/fast-serializer.ts) and with its defaults. Collect +
+     * serialise p50 per run, and the ratio to prom-client's p50 of the same run.
+     */
+    packageLeanP50: Figure;
+    packageLeanRatio: Figure;
+    packageDefaultsP50: Figure;
+    packageDefaultsRatio: Figure;
+    packageDefaultsBodyBytes: number;
+    perRun: { ours: Dist; promClient: Dist }[];
+  };
+  http: Record<'single' | 'concurrent', { ours: { p50: Figure; p99: Figure }; promClient: { p50: Figure; p99: Figure }; ratioP50: Figure; ratioP99: Figure }>;
+}
+
+export interface ScrapeResult {
+  method: string;
+  runs: number;
+  iterations: number;
+  requests: number;
+  concurrency: number;
+  boxes: Record<'small' | 'large', BoxResult>;
+}
+
+function promServer(prom: PromEquivalent): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    prom.scrape().then(
+      (body) => {
+        res.writeHead(200, { 'Content-Type': prom.contentType, 'Cache-Control': 'no-store' });
+        res.end(body);
+      },
+      (e: Error) => {
+        res.writeHead(500).end(e.message);
+      },
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      }),
+    ),
+  );
+}
+
+async function setup(box: Box) {
+  const source = new SyntheticBox({ gpus: box.gpus, workersPerGpu: box.workersPerGpu });
+  const telemetry = new Telemetry(source, { version: 'bench', logger: silentLogger });
+  // HELP texts come from our own output, so the equivalent cannot drift from it.
+  const help = helpTexts(await telemetry.scrape());
+  const prom = new PromEquivalent(source.model, telemetry.info, () => source.nowNs(), help);
+  source.populate();
+  const ours = await telemetry.scrape();
+  const theirs = await prom.scrape();
+  const differences = sampleDifferences(ours, theirs);
+  const server = await startServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', source, telemetry, logger: silentLogger, version: 'bench' });
+  const promSrv = await promServer(prom);
+  return { source, telemetry, prom, server, promSrv, ours, theirs, differences };
+}
+
+async function timed(f: () => Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await f();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResult> {
+  const runs = opts.runs ?? 5;
+  const iterations = opts.iterations ?? 200;
+  const requests = opts.requests ?? 200;
+  const concurrency = opts.concurrency ?? 4;
+  const log = opts.log ?? (() => {});
+  const client = LoadClient.start();
+  const boxes = {} as Record<'small' | 'large', BoxResult>;
+  try {
+    for (const box of BOXES) {
+      const s = await setup(box);
+      try {
+        const ourUrl = `${s.server.url}/metrics`;
+        const inRuns: { ours: number[]; prom: number[]; collect: number[]; serialize: number[]; lean: number[]; defaults: number[] }[] = [];
+        const lean = new PrometheusSerializer(undefined, false, undefined, true, true);
+        const defaults = new PrometheusSerializer();
+        let defaultsBytes = 0;
+        const httpRuns: Record<'single' | 'concurrent', { ours: number[]; prom: number[] }[]> = { single: [], concurrent: [] };
+        // Warm-up: JIT both paths before measuring.
+        for (let i = 0; i < 50; i++) {
+          await s.telemetry.scrape();
+          await s.prom.scrape();
+        }
+        for (let r = 0; r < runs; r++) {
+          const run = { ours: [] as number[], prom: [] as number[], collect: [] as number[], serialize: [] as number[], lean: [] as number[], defaults: [] as number[] };
+          for (let i = 0; i < iterations; i++) {
+            // Alternate which goes first, so neither always runs on a just-warmed cache.
+            if ((i + r) % 2 === 0) {
+              run.ours.push(await timed(() => s.telemetry.scrape()));
+              run.prom.push(await timed(() => s.prom.scrape()));
+            } else {
+              run.prom.push(await timed(() => s.prom.scrape()));
+              run.ours.push(await timed(() => s.telemetry.scrape()));
+            }
+          }
+          // Where our time goes: collection (refresh + SDK collect) versus serialisation.
+          const exporter = s.telemetry['prometheus'];
+          const serializer = s.telemetry['serializer'];
+          for (let i = 0; i < Math.min(iterations, 100); i++) {
+            const t0 = nowMs();
+            s.source.refresh();
+            const { resourceMetrics } = await exporter.collect();
+            const t1 = nowMs();
+            serializer.serialize(resourceMetrics);
+            const t2 = nowMs();
+            lean.serialize(resourceMetrics);
+            const t3 = nowMs();
+            defaultsBytes = Buffer.byteLength(defaults.serialize(resourceMetrics));
+            const t4 = nowMs();
+            run.collect.push(t1 - t0);
+            run.serialize.push(t2 - t1);
+            run.lean.push(t1 - t0 + (t3 - t2));
+            run.defaults.push(t1 - t0 + (t4 - t3));
+          }
+          inRuns.push(run);
+          for (const mode of ['single', 'concurrent'] as const) {
+            const c = mode === 'single' ? 1 : concurrency;
+            const job = (url: string) => client.run({ url, requests, concurrency: c, warmup: 10 });
+            const first = r % 2 === 0;
+            const a = first ? await job(ourUrl) : null;
+            const b = await job(s.promSrv.url);
+            const o = a ?? (await job(ourUrl));
+            if (o.status.some((x) => x !== 200) || b.status.some((x) => x !== 200)) throw new Error(`scrape answered ${o.status} / ${b.status}`);
+            httpRuns[mode].push({ ours: o.latenciesMs, prom: b.latenciesMs });
+          }
+          await tick();
+          log(`scrape ${box.name} run ${r + 1}/${runs}: in-process ours p50 ${median(run.ours).toFixed(3)} ms, prom-client ${median(run.prom).toFixed(3)} ms`);
+        }
+        const d = (xs: number[]) => dist(xs);
+        const perRun = inRuns.map((x) => ({ ours: d(x.ours), promClient: d(x.prom) }));
+        const series = [...s.ours.split('\n')].filter((l) => l !== '' && !l.startsWith('#')).length;
+        const httpFig = (mode: 'single' | 'concurrent') => {
+          const rs = httpRuns[mode].map((x) => ({ ours: d(x.ours), prom: d(x.prom) }));
+          return {
+            ours: { p50: figure('ms', rs.map((x) => x.ours.p50)), p99: figure('ms', rs.map((x) => x.ours.p99)) },
+            promClient: { p50: figure('ms', rs.map((x) => x.prom.p50)), p99: figure('ms', rs.map((x) => x.prom.p99)) },
+            ratioP50: figure('ratio', rs.map((x) => x.ours.p50 / x.prom.p50), 3),
+            ratioP99: figure('ratio', rs.map((x) => x.ours.p99 / x.prom.p99), 3),
+          };
+        };
+        boxes[box.name] = {
+          gpus: box.gpus,
+          workersPerGpu: box.workersPerGpu,
+          kinds: 4,
+          series,
+          eventsApplied: s.source.eventsApplied,
+          bodyBytes: { ours: Buffer.byteLength(s.ours), promClient: Buffer.byteLength(s.theirs) },
+          sameSeries: s.differences.length === 0,
+          differences: s.differences,
+          inProcess: {
+            ours: { p50: figure('ms', perRun.map((x) => x.ours.p50)), p99: figure('ms', perRun.map((x) => x.ours.p99)) },
+            promClient: { p50: figure('ms', perRun.map((x) => x.promClient.p50)), p99: figure('ms', perRun.map((x) => x.promClient.p99)) },
+            ratioP50: figure('ratio', perRun.map((x) => x.ours.p50 / x.promClient.p50), 3),
+            oursCollectP50: figure('ms', inRuns.map((x) => median(x.collect))),
+            oursSerializeP50: figure('ms', inRuns.map((x) => median(x.serialize))),
+            packageLeanP50: figure('ms', inRuns.map((x) => median(x.lean))),
+            packageLeanRatio: figure('ratio', inRuns.map((x) => median(x.lean) / median(x.prom)), 3),
+            packageDefaultsP50: figure('ms', inRuns.map((x) => median(x.defaults))),
+            packageDefaultsRatio: figure('ratio', inRuns.map((x) => median(x.defaults) / median(x.prom)), 3),
+            packageDefaultsBodyBytes: defaultsBytes,
+            perRun,
+          },
+          http: { single: httpFig('single'), concurrent: httpFig('concurrent') },
+        };
+      } finally {
+        await s.server.close();
+        await s.promSrv.close();
+        await s.telemetry.shutdown();
+      }
+    }
+  } finally {
+    client.stop();
+  }
+  return {
+    method:
+      'Synthetic box state built from native-format events through the production StateModel, frozen while measured. ' +
+      'In-process: Telemetry.scrape() vs prom-client register.metrics() (same series, values read from the same model in collect callbacks), interleaved. ' +
+      'HTTP: our server vs a minimal prom-client server on 127.0.0.1, scraped by a child-process client over keep-alive connections; latency = request start to last byte.',
+    runs,
+    iterations,
+    requests,
+    concurrency,
+    boxes,
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * Prometheus text serialisation of OpenTelemetry ResourceMetrics, byte for byte what
+ * @opentelemetry/exporter-prometheus' PrometheusSerializer writes with the settings
+ * Telemetry uses (no prefix, no timestamps, no resource constant labels, without scope
+ * info, without target_info), at a fraction of its cost.
+ *
+ * Where the time went (bench/, scrape benchmark): the package's serializer rebuilds every
+ * label set on every line — Object.entries, a regex sanitise of each label name, three
+ * regex escapes of each value, and for histograms an Object.assign per bucket line. Here
+ * label names and values are sanitised/escaped once and cached (strings are immutable, so
+ * the caches are keyed by the strings themselves and stay correct; they are bounded), and
+ * a histogram data point's label text is built once for all its bucket lines.
+ *
+ * Anything outside that common shape — two metrics with one Prometheus name (the package
+ * merges families and warns on conflicts), a name that normalises to nothing, exponential
+ * histograms — is handed to the package's serializer unchanged, so output never differs.
+ * test/unit/fast-serializer.test.ts compares both on such inputs.
+ */
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+
+const CACHE_LIMIT = 10_000;
+const NEEDS_SANITIZE = /[^a-z0-9_]/i;
+const NEEDS_ESCAPE = /[\\\n"]/;
+
+function escapeString(str: string): string {
+  return str.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function sanitizeName(name: string): string {
+  return name.replace(/[^a-z0-9_]/gi, '_').replace(/_{2,}/g, '_');
+}
+
+function valueString(value: number): string {
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  return `${value}`;
+}
+
+function typeOf(metric: MetricData): string {
+  switch (metric.dataPointType) {
+    case DataPointType.SUM:
+      return metric.isMonotonic ? 'counter' : 'gauge';
+    case DataPointType.GAUGE:
+      return 'gauge';
+    case DataPointType.HISTOGRAM:
+      return 'histogram';
+    default:
+      return 'untyped';
+  }
+}
+
+export class FastPrometheusSerializer {
+  /** The package's serializer, for inputs outside the fast path. */
+  private readonly fallback = new PrometheusSerializer(undefined, false, undefined, true, true);
+  private readonly keys = new Map<string, string>();
+  private readonly values = new Map<string, string>();
+  private readonly names = new Map<string, string | undefined>();
+
+  serialize(resourceMetrics: ResourceMetrics): string {
+    // Names first: the fast path needs one metric per Prometheus name.
+    const metrics: MetricData[] = [];
+    const names: string[] = [];
+    const seen = new Set<string>();
+    for (const scope of resourceMetrics.scopeMetrics) {
+      for (const metric of scope.metrics) {
+        if (metric.dataPointType === DataPointType.EXPONENTIAL_HISTOGRAM) return this.fallback.serialize(resourceMetrics);
+        const name = this.metricName(metric);
+        if (name === undefined || seen.has(name)) return this.fallback.serialize(resourceMetrics);
+        seen.add(name);
+        metrics.push(metric);
+        names.push(name);
+      }
+    }
+    let out = '';
+    for (let i = 0; i < metrics.length; i++) {
+      const text = this.metricText(metrics[i], names[i]);
+      if (text) out += text + '\n';
+    }
+    return out === '' ? '# no registered metrics' : out;
+  }
+
+  /** The package's _getPrometheusMetricName, cached; undefined where it would refuse the name. */
+  private metricName(metric: MetricData): string | undefined {
+    const total = metric.dataPointType === DataPointType.SUM && metric.isMonotonic;
+    const key = (total ? '1' : '0') + metric.descriptor.name;
+    if (this.names.has(key)) return this.names.get(key);
+    let name: string | undefined = sanitizeName(escapeString(metric.descriptor.name));
+    if (name === '' || name === '_') name = undefined;
+    else {
+      if (name[0] >= '0' && name[0] <= '9') name = `_${name}`;
+      if (total && !name.endsWith('_total')) name += '_total';
+    }
+    if (this.names.size >= CACHE_LIMIT) this.names.clear();
+    this.names.set(key, name);
+    return name;
+  }
+
+  private metricText(metric: MetricData, name: string): string {
+    const { description, unit } = metric.descriptor;
+    let text = `# HELP ${name} ${escapeString(description || 'description missing')}`;
+    if (unit) text += `\n# UNIT ${name} ${escapeString(unit)}`;
+    text += `\n# TYPE ${name} ${typeOf(metric)}\n`;
+    switch (metric.dataPointType) {
+      case DataPointType.SUM:
+      case DataPointType.GAUGE:
+        for (const dp of metric.dataPoints) {
+          const labels = this.labels(dp.attributes);
+          text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
+        }
+        break;
+      case DataPointType.HISTOGRAM:
+        for (const dp of metric.dataPoints) {
+          const labels = this.labels(dp.attributes);
+          const h = dp.value;
+          const braced = labels === '' ? '' : `{${labels}}`;
+          if (h.count != null) text += `${name}_count${braced} ${valueString(h.count)}\n`;
+          if (h.sum != null) text += `${name}_sum${braced} ${valueString(h.sum)}\n`;
+          const bucket = labels === '' ? `${name}_bucket{le="` : `${name}_bucket{${labels},le="`;
+          const { boundaries, counts } = h.buckets;
+          let cumulative = 0;
+          let infinite = false;
+          for (let i = 0; i < counts.length; i++) {
+            cumulative += counts[i];
+            const upper = boundaries[i];
+            if (upper === undefined && infinite) break;
+            if (upper === Infinity) infinite = true;
+            text += `${bucket}${upper === undefined || upper === Infinity ? '+Inf' : String(upper)}"} ${valueString(cumulative)}\n`;
+          }
+        }
+        break;
+    }
+    return text.trim();
+  }
+
+  /** `k1="v1",k2="v2"` in attribute order, as the package writes them. */
+  private labels(attributes: Attributes): string {
+    let out = '';
+    for (const key in attributes) {
+      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue;
+      const v = attributes[key];
+      out += `${out.length > 0 ? ',' : ''}${this.key(key)}="${this.value(v)}"`;
+    }
+    return out;
+  }
+
+  private key(k: string): string {
+    if (!NEEDS_SANITIZE.test(k) && !k.includes('__')) return k;
+    let s = this.keys.get(k);
+    if (s === undefined) {
+      s = sanitizeName(k);
+      if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
+      this.keys.set(k, s);
+    }
+    return s;
+  }
+
+  private value(v: AttributeValue | undefined): string {
+    const str = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+    if (!NEEDS_ESCAPE.test(str)) return str;
+    let s = this.values.get(str);
+    if (s === undefined) {
+      s = escapeString(str).replace(/"/g, '\\"');
+      if (this.values.size >= CACHE_LIMIT) this.values.clear();
+      this.values.set(str, s);
+    }
+    return s;
+  }
+}
