@@ -19,6 +19,18 @@ import { CuzkStatus, validateStatus } from './status-schema';
 
 export const BATCH_EVENTS = 4096;
 const WAIT_TIMEOUT_MS = 1000;
+/**
+ * After the blocking wait reports events, linger this long before draining, so a burst
+ * is taken in one batch and wake-ups stay at most 1000/linger per second whatever the
+ * event rate (each costs a koffi async round trip and cross-thread wake-ups). Scrapes and
+ * /status drain first, so what they show is exact regardless.
+ */
+export const DEFAULT_INGEST_LINGER_MS = 10;
+
+export interface IngestOptions {
+  /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns. */
+  lingerMs?: number;
+}
 const MAX_STATUS_BYTES = 64 << 20;
 
 /** Engine configuration, passed to cuzk_engine_open as JSON (native/README.md). */
@@ -86,10 +98,13 @@ export class NativeEngine implements MetricsSource {
   private closing = false;
   private closedPromise: Promise<void> | null = null;
   private readonly eventsEnabled: boolean;
+  private readonly lingerMs: number;
+  private lingerTimer: NodeJS.Timeout | null = null;
 
-  private constructor(lib: CuzkLib, handle: bigint, config: EngineConfig) {
+  private constructor(lib: CuzkLib, handle: bigint, config: EngineConfig, ingest: IngestOptions) {
     this.lib = lib;
     this.handle = handle;
+    this.lingerMs = ingest.lingerMs ?? DEFAULT_INGEST_LINGER_MS;
     this.eventsEnabled = config.events !== false;
     for (const r of ['event_wait', 'event_drain', 'resync']) this.model.errors.declare(r);
     const status = this.status();
@@ -113,14 +128,14 @@ export class NativeEngine implements MetricsSource {
   }
 
   /** Opens an engine. Throws a readable Error (bad config, missing library). */
-  static open(config: EngineConfig = {}, libraryPath?: string): NativeEngine {
+  static open(config: EngineConfig = {}, libraryPath?: string, ingest: IngestOptions = {}): NativeEngine {
     const lib = loadLibrary(libraryPath);
     const err = Buffer.alloc(ERR_BUF_SIZE);
     const out: [bigint | null] = [null];
     const rc = lib.open(JSON.stringify(config), out, err, err.length) as number;
     check(lib, 'cuzk_engine_open', rc, err);
     if (out[0] === null) throw new Error('cuzk_engine_open returned no handle');
-    return new NativeEngine(lib, out[0], config);
+    return new NativeEngine(lib, out[0], config, ingest);
   }
 
   get closed(): boolean {
@@ -421,22 +436,33 @@ export class NativeEngine implements MetricsSource {
 
   /** One blocking wait at a time on a koffi worker thread; the drain runs on our thread. */
   private armWait(): void {
-    if (this.waiting || this.handle === null || this.closing) return;
+    if (this.waiting || this.lingerTimer || this.handle === null || this.closing) return;
     this.waiting = true;
     this.lib.eventsWait.async(this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length, (e: Error | null, rc: number) => {
       this.waiting = false;
       if (this.handle === null || this.closing) return;
-      try {
-        if (e || (rc !== STATUS.OK && rc !== STATUS.ETIMEDOUT)) {
-          const why = e ? e.message : `${this.lib.statusName(rc) as string}: ${errText(this.waitErr)}`;
-          this.model.errors.inc('event_wait', `cuzk_events_wait failed: ${why}`);
-        } else if (rc === STATUS.OK) this.refresh();
-      } catch (err) {
-        this.model.errors.inc('event_drain', (err as Error).message);
-      } finally {
-        this.armWait();
+      if (e || (rc !== STATUS.OK && rc !== STATUS.ETIMEDOUT)) {
+        const why = e ? e.message : `${this.lib.statusName(rc) as string}: ${errText(this.waitErr)}`;
+        this.model.errors.inc('event_wait', `cuzk_events_wait failed: ${why}`);
+        return this.armWait();
       }
+      if (rc !== STATUS.OK) return this.armWait();
+      if (this.lingerMs <= 0) return this.drainAndRearm();
+      this.lingerTimer = setTimeout(() => {
+        this.lingerTimer = null;
+        this.drainAndRearm();
+      }, this.lingerMs);
     });
+  }
+
+  private drainAndRearm(): void {
+    if (this.handle === null || this.closing) return;
+    try {
+      this.refresh();
+    } catch (err) {
+      this.model.errors.inc('event_drain', (err as Error).message);
+    }
+    this.armWait();
   }
 
   /**
@@ -446,6 +472,8 @@ export class NativeEngine implements MetricsSource {
   close(): Promise<void> {
     if (this.closedPromise) return this.closedPromise;
     this.closing = true;
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
     this.closedPromise = new Promise<void>((resolve, reject) => {
       const ref: [bigint | null] = [this.handle];
       const err = Buffer.alloc(ERR_BUF_SIZE);

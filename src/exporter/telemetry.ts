@@ -36,6 +36,7 @@ export class Telemetry {
   private readonly serializer = new FastPrometheusSerializer();
   private readonly provider: MeterProvider;
   private lastCollectSeconds = 0;
+  private nextCollection: Promise<string> | null = null;
 
   constructor(
     private readonly source: MetricsSource,
@@ -89,8 +90,23 @@ export class Telemetry {
   /**
    * One collection: applies pending source events, collects and serialises. Throws when
    * the collection fails, so the server answers 500 instead of a 200 with a comment.
+   *
+   * Scrapes that arrive together share a collection: the first schedules one for the next
+   * turn of the event loop and every scrape arriving before it starts gets its body. Each
+   * body still reflects every event that happened before its request arrived, and N
+   * concurrent scrapers cost one collection instead of N queued ones.
    */
-  async scrape(): Promise<string> {
+  scrape(): Promise<string> {
+    this.nextCollection ??= new Promise<string>((resolve, reject) => {
+      setImmediate(() => {
+        this.nextCollection = null;
+        this.collectNow().then(resolve, reject);
+      });
+    });
+    return this.nextCollection;
+  }
+
+  private async collectNow(): Promise<string> {
     const t0 = process.hrtime.bigint();
     this.source.refresh();
     const { resourceMetrics, errors } = await this.prometheus.collect();
