@@ -3,7 +3,7 @@
  * (or `node dist/bench/run.js --library PATH`) measures another library implementing the
  * ABI; the default is the reference engine built by `npm install`.
  */
-import { EngineConfig, NativeEngine } from '../../src/engine/native-engine';
+import { EngineConfig, IngestOptions, NativeEngine } from '../../src/engine/native-engine';
 
 let libraryPath: string | undefined;
 
@@ -11,6 +11,6 @@ export function setLibraryPath(p: string | undefined): void {
   libraryPath = p;
 }
 
-export function openEngine(config: EngineConfig): NativeEngine {
-  return NativeEngine.open(config, libraryPath);
+export function openEngine(config: EngineConfig, ingest?: IngestOptions): NativeEngine {
+  return NativeEngine.open(config, libraryPath, ingest);
 }
