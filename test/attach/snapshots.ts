@@ -1,15 +1,12 @@
 /**
- * Builders for cuzk GET /status snapshots in the shape of ../shared/fixtures/cuzk-status
- * (DESIGN §6), for scripted attach tests, and the fixtures themselves.
+ * Builders for cuzk GET /status snapshots in the shape of the cuzk fixtures
+ * (test/fixtures/cuzk-status, DESIGN §6), for scripted attach tests, and the fixtures themselves.
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 
-export const FIXTURE_DIR = process.env.CUZK_FIXTURES_DIR ?? path.resolve(__dirname, '..', '..', '..', 'shared', 'fixtures', 'cuzk-status');
+import { FIXTURE_DIR, fixturePath } from '../helpers/fixtures';
 
-export function fixturePath(name: string): string {
-  return path.join(FIXTURE_DIR, name);
-}
+export { FIXTURE_DIR, fixturePath };
 
 /** A fixture's raw text (served byte for byte) and its parsed value. */
 export function fixture(name: string): { text: string; json: Record<string, unknown> } {
