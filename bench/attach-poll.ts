@@ -24,6 +24,7 @@ import * as os from 'node:os';
 import { AttachSource } from '../src/engine/attach-source';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
+import { rng } from './lib/stats';
 
 export interface AttachPollOptions {
   polls?: number;
@@ -55,18 +56,6 @@ export interface AttachPollResult {
   scrapeCpu: Stats;
   budgetMs: number;
   withinBudget: boolean;
-}
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface SimPart {
@@ -103,7 +92,7 @@ export class DaemonSim {
   finishedLastStep = 0;
 
   constructor(
-    private readonly nJobs: number,
+    nJobs: number,
     private readonly partsPerJob: number,
     nWorkers: number,
     nGpus: number,
