@@ -100,9 +100,6 @@ enum cuzk_event_type {
 /* (addition) CUZK_EV_PARTITION into FAILED: the partition did not fail by itself; its job
  * was cancelled or another partition failed. Not counted in CUZK_CTRK_PARTS_FAILED. */
 #define CUZK_EVF_ABANDONED 0x2u
-/* On CUZK_EV_PARTITION: the transition is caused by cancelling the job (a partition of a
- * cancelled job moving to FAILED is not a partition failure). */
-#define CUZK_EVF_CANCELLED 0x2u
 
 /* 48 bytes, little-endian host layout, no padding. Decoded in JS with DataView. */
 typedef struct cuzk_event {

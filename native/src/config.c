@@ -188,9 +188,16 @@ int config_parse(const char *json, engine_config *cfg, char *err, size_t errlen)
     err_set(err, errlen, "config: config_json must not be NULL (use \"{}\" for the defaults)");
     return CUZK_EINVAL;
   }
+  /* A config is a few hundred bytes; bound it well before the parser's own limit, so an
+   * absurd input costs nothing (the duplicate-key check is quadratic in members). */
+  size_t len = strnlen(json, CONFIG_MAX_BYTES + 1);
+  if (len > CONFIG_MAX_BYTES) {
+    err_set(err, errlen, "config: larger than %u bytes", CONFIG_MAX_BYTES);
+    return CUZK_EINVAL;
+  }
   json_value *root;
   char jerr[200];
-  int pr = json_parse(json, strlen(json), &root, jerr, sizeof jerr);
+  int pr = json_parse(json, len, &root, jerr, sizeof jerr);
   if (pr != 0) {
     err_set(err, errlen, "config: %s", jerr);
     return pr == -2 ? CUZK_ENOMEM : CUZK_EINVAL;

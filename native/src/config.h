@@ -7,6 +7,7 @@
 
 #include "cuzk_engine.h"
 
+#define CONFIG_MAX_BYTES 65536u
 #define CFG_MAX_GPUS 64u
 #define CFG_MAX_WORKERS_PER_GPU 8u
 #define CFG_MAX_SYNTH 64u

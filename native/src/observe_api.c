@@ -79,7 +79,12 @@ CUZK_EXPORT int cuzk_status_json(cuzk_engine *e, char *buf, uint32_t cap, uint32
     r = CUZK_ENOMEM;
     *len_out = 0;
     err_set(err, errlen, "cuzk_status_json: out of memory building the snapshot");
-  } else if (w->len + 1 > cap || w->len + 1 > UINT32_MAX) {
+  } else if (w->len + 1 > UINT32_MAX) {
+    /* cannot be said in a uint32 length: refuse rather than report a wrapped size */
+    r = CUZK_EINTERNAL;
+    *len_out = 0;
+    err_set(err, errlen, "cuzk_status_json: snapshot of %zu bytes exceeds 4 GiB", w->len + 1);
+  } else if (w->len + 1 > cap) {
     r = CUZK_ERANGE;
     *len_out = (uint32_t)(w->len + 1);
     err_set(err, errlen, "cuzk_status_json: snapshot needs %zu bytes (with NUL), buffer holds %u",

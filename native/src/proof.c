@@ -2,6 +2,7 @@
  * The verifier is independent of the prover's NTT path: it re-synthesizes the witness and
  * evaluates A, B, C at s by the barycentric formula over the domain. */
 #include "proof.h"
+#include "quotient.h"
 
 #include <stdlib.h>
 
@@ -126,19 +127,37 @@ static int verify_partition(uint32_t kind, uint32_t i, const uint8_t *p, char *e
   circuit_synthesize(pp.seed, pp.log2n, a, b, c, NULL);
   gl_t ev[3];
   int ok = barycentric3(a, b, c, pp.log2n, pp.s, ev, d, scratch);
-  free(mem);
   if (!ok) {
+    free(mem);
     err_set(err, errlen, "partition %u: challenge lies in the domain", i);
     return 0;
   }
   if (ev[0] != pp.a_s || ev[1] != pp.b_s || ev[2] != pp.c_s) {
+    free(mem);
     err_set(err, errlen, "partition %u: A(s), B(s) or C(s) disagrees with the witness", i);
     return 0;
   }
   gl_t lhs = gl_sub(gl_mul(pp.a_s, pp.b_s), pp.c_s);
   gl_t rhs = gl_mul(pp.h_s, gl_sub(gl_pow(pp.s, n), 1));
   if (lhs != rhs) {
+    free(mem);
     err_set(err, errlen, "partition %u: A(s)*B(s) - C(s) != H(s)*(s^n - 1)", i);
+    return 0;
+  }
+  /* The equation alone can be met by choosing H(s) after the fact; the quotient is what the
+   * GPU stage computes, so recompute it from the witness: its digest (which fixed the
+   * challenge) and H(s) must be the proof's. This costs what the GPU stage costs. */
+  quotient_work q;
+  if (quotient_prepare(&q, pp.log2n) != 0) {
+    free(mem);
+    return -1;
+  }
+  partition_proof expect;
+  quotient_run(&q, a, b, c, kind, i, pp.seed, &expect, NULL);
+  quotient_release(&q);
+  free(mem);
+  if (expect.h_digest != pp.h_digest || expect.h_s != pp.h_s || expect.s != pp.s) {
+    err_set(err, errlen, "partition %u: H is not the quotient of the witness", i);
     return 0;
   }
   return 1;
@@ -188,6 +207,22 @@ CUZK_EXPORT int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *
     err_set(err, errlen,
             "sim backend proof: it carries no arithmetic, so there is nothing to verify");
     return CUZK_OK;
+  }
+  /* Bound the work an untrusted proof can ask for before doing any: every partition of a
+   * proof has one size, and re-proving all of them stays within PROOF_MAX_VERIFY_LOG2. */
+  uint32_t log2n = get_u32(proof + PROOF_HEADER_BYTES + 4);
+  for (uint32_t i = 1; i < parts; i++) {
+    if (get_u32(proof + PROOF_HEADER_BYTES + i * PROOF_PARTITION_BYTES + 4) != log2n) {
+      err_set(err, errlen, "partition %u: size differs from partition 0 (one size per proof)", i);
+      return CUZK_OK;
+    }
+  }
+  if (log2n <= CIRCUIT_MAX_LOG2 && ((uint64_t)parts << log2n) > ((uint64_t)1 << PROOF_MAX_VERIFY_LOG2)) {
+    err_set(err, errlen,
+            "cuzk_proof_verify: %u partitions of 2^%u constraints exceed the verification bound "
+            "of 2^%u constraints",
+            parts, log2n, PROOF_MAX_VERIFY_LOG2);
+    return CUZK_EINVAL;
   }
   for (uint32_t i = 0; i < parts; i++) {
     int r = verify_partition(kind, i, proof + PROOF_HEADER_BYTES + i * PROOF_PARTITION_BYTES,

@@ -29,6 +29,9 @@ typedef struct partition_proof {
 #define PROOF_PARTITION_BYTES 64u
 #define PROOF_FLAG_SIM 0x1u
 #define PROOF_MAX_PARTITIONS 256u
+/* cuzk_proof_verify re-proves every partition: at most 2^26 constraints in all (10 PoRep
+ * partitions at the largest configurable size, 2^22, fit). */
+#define PROOF_MAX_VERIFY_LOG2 26u
 
 /* The challenge s for a partition: hash of the public inputs and H's digest, never a
  * point of the domain (s^n != 1). */

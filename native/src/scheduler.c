@@ -178,10 +178,12 @@ void sched_handoff(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now
   e->gpu_active++;
   e->gpu_stage_count++;
   const engine_config *c = &e->cfg;
+  /* one draw per hand-off whatever else is configured, so a seed reproduces the sequence */
+  int rate_hit = c->faults.fail_partition_rate > 0 &&
+                 prng_unit(&e->fault_rng) < c->faults.fail_partition_rate;
   if (c->faults.fail_partition_nth && e->gpu_stage_count == c->faults.fail_partition_nth)
     p->inject_fail = 1;
-  else if (c->faults.fail_partition_rate > 0 &&
-           prng_unit(&e->fault_rng) < c->faults.fail_partition_rate)
+  else if (rate_hit)
     p->inject_fail = 2;
   if (c->backend == BACKEND_SIM) p->sim_gpu_ns = sim_draw_ns(e, j->kind, SIM_STAGE_GPU);
   e->alloc[j->kind].last_used_ns = now;
@@ -350,10 +352,16 @@ void job_free(job *j) {
 
 uint64_t sched_evict_due(cuzk_engine *e, uint64_t now) {
   uint64_t next = UINT64_MAX;
+  /* Finished jobs beyond SCHED_MAX_RETAINED go first, oldest first, whatever their
+   * retention: memory and the O(jobs) scans under e->mu stay bounded however fast jobs
+   * are submitted and cancelled. */
+  uint32_t finished = e->n_jobs - e->n_unfinished;
+  uint32_t excess = finished > SCHED_MAX_RETAINED ? finished - SCHED_MAX_RETAINED : 0;
   job **link = &e->jobs_head, *prev = NULL;
   while (*link) {
     job *j = *link;
-    if (j->finished && j->awaiters == 0 && j->evict_at_ns <= now) {
+    if (j->finished && j->awaiters == 0 && (j->evict_at_ns <= now || excess > 0)) {
+      if (excess > 0) excess--;
       *link = j->next;
       if (e->jobs_tail == j) e->jobs_tail = prev;
       e->n_jobs--;

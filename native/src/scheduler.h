@@ -42,6 +42,9 @@ void sched_gpu_lock_released(cuzk_engine *e, worker *w, uint64_t now);
 
 /* Evicts finished jobs past their retention (and not awaited); returns the next eviction
  * deadline, or UINT64_MAX when none is pending. */
+/* Finished jobs kept for the snapshot at most (the oldest go first beyond it). */
+#define SCHED_MAX_RETAINED 4096u
+
 uint64_t sched_evict_due(cuzk_engine *e, uint64_t now);
 
 void job_free(job *j);

@@ -1,9 +1,14 @@
 /* test_proofs.c — acceptance 1: every proof kind proves and verifies on 2 GPUs x 2
  * workers with concurrent jobs; a corrupted proof fails verification; a cancelled job
  * frees its workers and memory; priority is honoured (WinningPoSt overtakes queued PoReps). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "../src/ntt.h"
+#include "../src/proof.h"
+#include "../src/quotient.h"
+#include "../src/circuit.h"
 
 static char cfg_buf[1024];
 static const char *cfg_2x2(const char *extra) {
@@ -78,6 +83,63 @@ void test_corrupted_proof_fails(void) {
       CHECK(valid == 1, "proof %d must verify: %s", i, g_err);
     }
   }
+  close_engine(&e);
+}
+
+static uint64_t rd64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+static void wr64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The check A(s)B(s) - C(s) = H(s)(s^n - 1) alone can be met without computing H: pick any
+ * H digest, derive s from it, evaluate the (public) witness at s and solve for H(s). The
+ * verifier must see that H is not the quotient of the witness. */
+void test_forged_quotient_rejected(void) {
+  cuzk_engine *e = open_engine(cfg_2x2(NULL));
+  uint64_t j = submit_job(e, CUZK_KIND_WINNING_POST, -1, 1, 0, NULL);
+  CHECK(await_job(e, j).outcome == CUZK_OUTCOME_COMPLETED, "proof");
+  uint32_t len = 0;
+  CHECK_RC(cuzk_proof_copy(e, j, NULL, 0, &len, ERR), CUZK_ERANGE);
+  uint8_t *buf = malloc(len);
+  CHECK(buf != NULL, "alloc");
+  CHECK_RC(cuzk_proof_copy(e, j, buf, len, &len, ERR), CUZK_OK);
+  uint32_t valid = 0;
+  CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+  CHECK(valid == 1, "the honest proof verifies: %s", g_err);
+
+  uint8_t *p = buf + PROOF_HEADER_BYTES;
+  unsigned log2n = p[4] | (unsigned)p[5] << 8;
+  uint64_t seed = rd64(p + 8);
+  size_t n = (size_t)1 << log2n;
+  gl_t *a = malloc(3 * n * sizeof(gl_t)), *b = a + n, *c = a + 2 * n;
+  CHECK(a != NULL, "alloc");
+  circuit_synthesize(seed, log2n, a, b, c, NULL);
+  ntt_plan plan;
+  CHECK(ntt_plan_init(&plan, log2n) == 0, "plan");
+  ntt_inverse(&plan, a);
+  ntt_inverse(&plan, b);
+  ntt_inverse(&plan, c);
+  uint64_t digest = 0x1234;
+  gl_t s = proof_challenge(CUZK_KIND_WINNING_POST, 0, log2n, seed, digest);
+  gl_t as = poly_eval(a, n, s), bs = poly_eval(b, n, s), cs = poly_eval(c, n, s);
+  gl_t hs = gl_mul(gl_sub(gl_mul(as, bs), cs), gl_inv(gl_sub(gl_pow(s, n), 1)));
+  wr64(p + 16, s);
+  wr64(p + 24, as);
+  wr64(p + 32, bs);
+  wr64(p + 40, cs);
+  wr64(p + 48, hs);
+  wr64(p + 56, digest);
+  CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+  CHECK(valid == 0, "a proof whose H was never computed must not verify");
+  CHECK(strstr(g_err, "not the quotient") != NULL, "reason: %s", g_err);
+  test_note("forged H rejected: %s", g_err);
+  ntt_plan_free(&plan);
+  free(a);
+  free(buf);
   close_engine(&e);
 }
 

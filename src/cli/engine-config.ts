@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import { EngineConfig, NativeEngine } from '../engine/native-engine';
-import { Resolved, UsageError } from './options';
+import { isExplicit, Resolved, UsageError } from './options';
 
 export function engineConfigFrom(o: Resolved): EngineConfig {
   let base: EngineConfig = {};
@@ -23,14 +23,16 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
     }
     if (typeof base !== 'object' || base === null || Array.isArray(base)) throw new UsageError(`--engine.config ${file}: must be a JSON object`);
   }
-  const cfg: EngineConfig = {
-    ...base,
-    backend: o['engine.backend'],
-    gpus: o['engine.gpus'],
-    workers_per_gpu: o['engine.workers-per-gpu'],
-    synthesis_concurrency: o['engine.synthesis-concurrency'],
+  // A flag overrides the file only when given; a flag's default does not.
+  const cfg: EngineConfig = { ...base };
+  const flag = (name: string, key: string) => {
+    if (isExplicit(o, name) || !(key in base)) cfg[key] = o[name];
   };
-  if (o['engine.backend'] === 'sim') cfg.time_scale = o['engine.time-scale'];
+  flag('engine.backend', 'backend');
+  flag('engine.gpus', 'gpus');
+  flag('engine.workers-per-gpu', 'workers_per_gpu');
+  flag('engine.synthesis-concurrency', 'synthesis_concurrency');
+  if (cfg.backend === 'sim') flag('engine.time-scale', 'time_scale');
   const faults: Record<string, unknown> = { ...((base.faults as Record<string, unknown> | undefined) ?? {}) };
   if (o['fault.status-bug-kind'] !== undefined) faults.status_bug_kind = o['fault.status-bug-kind'];
   if (o['fault.fail-partition-nth'] !== undefined) faults.fail_partition_nth = o['fault.fail-partition-nth'];

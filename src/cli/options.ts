@@ -33,7 +33,7 @@ export class UsageError extends Error {
 }
 
 const SERVE: Command[] = ['run', 'attach'];
-const ENGINE: Command[] = ['run', 'prove', 'bench'];
+const ENGINE: Command[] = ['run', 'prove'];
 const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards'];
 
 export const OPTIONS: OptSpec[] = [
@@ -47,7 +47,7 @@ export const OPTIONS: OptSpec[] = [
   { name: 'config.file', type: 'path', describe: 'YAML or JSON file of flag values (keys are flag names, e.g. "web.listen-address")', commands: ALL, group: 'Configuration' },
   { name: 'config.check', type: 'boolean', default: false, describe: 'Validate flags and configuration, print the result and exit', commands: ALL, group: 'Configuration' },
 
-  { name: 'engine.library', type: 'path', describe: 'Shared library implementing the cuzk ABI (default: the reference engine built by npm install)', commands: ENGINE, group: 'Engine' },
+  { name: 'engine.library', type: 'path', describe: 'Shared library implementing the cuzk ABI (default: the reference engine built by npm install)', commands: [...ENGINE, 'bench'], group: 'Engine' },
   { name: 'engine.backend', type: 'string', default: 'cpu', choices: ['cpu', 'sim'], describe: 'cpu: real field arithmetic on CPU threads; sim: timing model of a real cuzk box, no arithmetic', commands: ENGINE, group: 'Engine' },
   { name: 'engine.gpus', type: 'integer', default: 1, min: 1, max: 64, describe: 'GPUs (reference engine: simulated devices)', commands: ENGINE, group: 'Engine' },
   { name: 'engine.workers-per-gpu', type: 'integer', default: 2, min: 1, max: 8, describe: 'GPU workers per GPU (they share the per-GPU kernel lock)', commands: ENGINE, group: 'Engine' },
@@ -95,6 +95,12 @@ export function parseDuration(v: string | number, flag: string): number {
 }
 
 export type Resolved = Record<string, string | number | boolean | undefined>;
+
+/** Flags of a Resolved set that were given (command line, environment or file), not defaulted. */
+const explicitFlags = new WeakMap<Resolved, Set<string>>();
+export function isExplicit(o: Resolved, flag: string): boolean {
+  return explicitFlags.get(o)?.has(flag) ?? false;
+}
 
 function coerce(spec: OptSpec, raw: unknown, origin: string): string | number | boolean {
   const where = `--${spec.name}${origin ? ` (from ${origin})` : ''}`;
@@ -171,6 +177,8 @@ export function resolveOptions(command: Command, argv: Record<string, unknown>, 
     }
   }
   const out: Resolved = {};
+  const given = new Set<string>();
+  explicitFlags.set(out, given);
   for (const spec of specs) {
     let raw: unknown = argv[spec.name];
     let origin = '';
@@ -183,6 +191,7 @@ export function resolveOptions(command: Command, argv: Record<string, unknown>, 
       origin = `config file ${cfgPath}`;
     }
     if (Array.isArray(raw)) throw new UsageError(`--${spec.name} was given more than once`);
+    if (raw !== undefined) given.add(spec.name);
     if (raw === undefined) raw = spec.default;
     out[spec.name] = raw === undefined ? undefined : coerce(spec, raw, origin);
   }

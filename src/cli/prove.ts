@@ -78,7 +78,7 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
           verified = false;
           failures.push(`${r.jobId}: verification error: ${(e as Error).message}`);
         }
-        if (verified === false) failures.push(`${r.jobId}: proof does not verify`);
+        if (verified === false && !failures.some((f) => f.startsWith(`${r.jobId}: verification error`))) failures.push(`${r.jobId}: proof does not verify`);
       }
       if (r.outcome !== 'completed') failures.push(`${r.jobId}: ${r.outcome}${r.error ? `: ${r.error}` : ''}`);
       results.push(r);

@@ -31,7 +31,7 @@ export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   }
   const { server, telemetry } = serving;
   process.stdout.write(
-    `cuzk-exporter: reference prover running (${engine.backend} backend, ${engine.model.topology.gpus.length} GPU(s) x ${o['engine.workers-per-gpu']} workers)\n` +
+    `cuzk-exporter: reference prover running (${engine.backend} backend, ${engine.model.topology.gpus.length} GPU(s), ${engine.model.topology.workers.length} GPU workers)\n` +
       `  metrics:     ${server.url}${o['web.telemetry-path']}\n` +
       `  status page: ${server.url}/\n` +
       `  status JSON: ${server.url}/status\n` +

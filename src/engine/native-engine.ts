@@ -14,11 +14,16 @@ import { EVENT_SIZE, EV_JOB_DONE, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './eve
 import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
 import { CounterTotals, StateModel, Topology } from './state-model';
-import type { MetricsSource } from './source';
+import type { MetricsSource, RunningTotals } from './source';
 import { CuzkStatus, validateStatus } from './status-schema';
 
 export const BATCH_EVENTS = 4096;
-const WAIT_TIMEOUT_MS = 1000;
+/**
+ * Bound on one blocking native call. close() waits for the calls in flight to come back
+ * before freeing the engine (a call queued on koffi's pool must never start on freed
+ * memory), so this is also the most close() waits for them.
+ */
+const WAIT_TIMEOUT_MS = 250;
 /**
  * After the blocking wait reports events, linger this long before draining, so a burst
  * is taken in one batch and wake-ups stay at most 1000/linger per second whatever the
@@ -79,7 +84,7 @@ export class NativeEngine implements MetricsSource {
   readonly lib: CuzkLib;
   readonly backend: string;
   readonly stats: IngestStats = { batches: 0, resyncs: 0, dropped: 0 };
-  /** Called after each applied batch (the status page's live push, benchmarks). */
+  /** Called after each applied batch (progress displays, benchmarks, tests). */
   onBatch: (() => void) | null = null;
 
   private handle: bigint | null;
@@ -93,7 +98,13 @@ export class NativeEngine implements MetricsSource {
   private readonly counterWords: Uint32Array;
   private statusBuf = Buffer.alloc(256 << 10);
   private readonly pending = new Map<number, Pending>();
+  /** Request ids of proofs in flight (dropped when their result is taken). */
   private readonly jobIds = new Map<number, string>();
+  /** Native calls in flight on koffi's worker threads; close() waits for them. */
+  private asyncCalls = 0;
+  private asyncDrained: (() => void) | null = null;
+  /** A gap was seen but the re-sync failed: retry at the next refresh. */
+  private needResync = false;
   private waiting = false;
   private closing = false;
   private closedPromise: Promise<void> | null = null;
@@ -158,6 +169,11 @@ export class NativeEngine implements MetricsSource {
 
   snapshotAgeSeconds(): number {
     return 0;
+  }
+
+  runningTotals(): RunningTotals | null {
+    if (this.handle === null || this.closing) return null;
+    return this.readCounterTotals();
   }
 
   ready(): { ok: boolean; reason: string } {
@@ -303,7 +319,17 @@ export class NativeEngine implements MetricsSource {
    */
   refresh(): void {
     if (this.handle === null || this.closing || !this.eventsEnabled) return;
-    const h = this.handle;
+    try {
+      this.drainAll(this.handle);
+      this.model.up = true;
+    } catch (e) {
+      this.model.up = false;
+      throw e;
+    }
+  }
+
+  private drainAll(h: bigint): void {
+    if (this.needResync) this.resync();
     for (;;) {
       const rc = this.lib.eventsDrain(h, this.eventBuf, BATCH_EVENTS, this.nOut, this.droppedOut, this.err, this.err.length) as number;
       check(this.lib, 'cuzk_events_drain', rc, this.err);
@@ -317,6 +343,7 @@ export class NativeEngine implements MetricsSource {
       if (dropped > 0) {
         this.stats.dropped += dropped;
         this.model.eventsDropped += dropped;
+        this.needResync = true;
         this.resync();
       }
       if (n > 0) this.onBatch?.();
@@ -337,6 +364,7 @@ export class NativeEngine implements MetricsSource {
       totals = this.readCounterTotals();
     }
     this.resyncFrom(status, totals);
+    this.needResync = false;
     // Jobs whose JOB_DONE was lost in the gap.
     for (const job of [...this.pending.keys()]) this.settle(job);
   }
@@ -391,13 +419,15 @@ export class NativeEngine implements MetricsSource {
     return this.toResult(res);
   }
 
+  /** Only with events off (benchmarks): one pool thread per awaited proof. */
   private awaitBlocking(job: number): Promise<ProofResult> {
     return new Promise((resolve, reject) => {
       const res = {} as RawProofResult;
       const err = Buffer.alloc(ERR_BUF_SIZE);
       const loop = () => {
-        if (this.handle === null) return reject(new Error('engine closed'));
-        this.lib.await.async(this.handle, job, WAIT_TIMEOUT_MS, res, err, err.length, (e: Error | null, rc: number) => {
+        if (this.handle === null || this.closing) return reject(new Error('engine closed before the proof finished'));
+        this.callAsync(this.lib.await, [this.handle, job, WAIT_TIMEOUT_MS, res, err, err.length], (e, rc) => {
+          if (this.closing) return reject(new Error('engine closed before the proof finished'));
           if (e) return reject(e);
           if (rc === STATUS.ETIMEDOUT) return loop();
           if (rc !== STATUS.OK) return reject(new NativeError('cuzk_await', rc, this.lib.statusName(rc) as string, errText(err)));
@@ -410,10 +440,14 @@ export class NativeEngine implements MetricsSource {
 
   private toResult(r: RawProofResult): ProofResult {
     const job = Number(r.job);
+    const jobId = this.jobIds.get(job) ?? this.jobIdOf(job);
+    this.jobIds.delete(job);
+    const kind = PROOF_KINDS[r.kind];
+    if (!kind) throw new Error(`cuzk_await: result of job ${job} has unknown proof kind ${r.kind}`);
     return {
       job,
-      jobId: this.jobIds.get(job) ?? this.jobIdOf(job),
-      kind: PROOF_KINDS[r.kind] ?? ('porep-c2' as ProofKind),
+      jobId,
+      kind,
       outcome: OUTCOMES[r.outcome] ?? 'failed',
       partitions: r.partitions,
       failedPartition: r.failed_partition === 0xffffffff ? null : r.failed_partition,
@@ -438,13 +472,18 @@ export class NativeEngine implements MetricsSource {
   private armWait(): void {
     if (this.waiting || this.lingerTimer || this.handle === null || this.closing) return;
     this.waiting = true;
-    this.lib.eventsWait.async(this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length, (e: Error | null, rc: number) => {
+    this.callAsync(this.lib.eventsWait, [this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length], (e, rc) => {
       this.waiting = false;
       if (this.handle === null || this.closing) return;
       if (e || (rc !== STATUS.OK && rc !== STATUS.ETIMEDOUT)) {
         const why = e ? e.message : `${this.lib.statusName(rc) as string}: ${errText(this.waitErr)}`;
         this.model.errors.inc('event_wait', `cuzk_events_wait failed: ${why}`);
-        return this.armWait();
+        // Back off, so a persistent failure does not spin; scrapes still drain.
+        this.lingerTimer = setTimeout(() => {
+          this.lingerTimer = null;
+          this.armWait();
+        }, 100);
+        return;
       }
       if (rc !== STATUS.OK) return this.armWait();
       if (this.lingerMs <= 0) return this.drainAndRearm();
@@ -465,16 +504,33 @@ export class NativeEngine implements MetricsSource {
     this.armWait();
   }
 
+  /** A native call on koffi's worker pool, counted so close() can wait for it. */
+  private callAsync(fn: CuzkLib['eventsWait'], args: unknown[], done: (e: Error | null, rc: number) => void): void {
+    this.asyncCalls++;
+    fn.async(...args, (e: Error | null, rc: number) => {
+      if (--this.asyncCalls === 0) this.asyncDrained?.();
+      done(e, rc);
+    });
+  }
+
   /**
    * Closes the engine: running jobs are cancelled, threads joined, memory freed. Pending
-   * awaits reject. Idempotent; later calls return the same promise.
+   * awaits reject. Idempotent; later calls return the same promise. Native calls already
+   * queued on koffi's pool come back first (each within WAIT_TIMEOUT_MS), so none can start
+   * on an engine being freed.
    */
   close(): Promise<void> {
     if (this.closedPromise) return this.closedPromise;
     this.closing = true;
     if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
-    this.closedPromise = new Promise<void>((resolve, reject) => {
+    const quiet = this.asyncCalls === 0 ? Promise.resolve() : new Promise<void>((r) => (this.asyncDrained = r));
+    this.closedPromise = quiet.then(() => this.closeNative());
+    return this.closedPromise;
+  }
+
+  private closeNative(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const ref: [bigint | null] = [this.handle];
       const err = Buffer.alloc(ERR_BUF_SIZE);
       // Off the JS thread: joining prover threads can take a partition's length.
@@ -487,6 +543,5 @@ export class NativeEngine implements MetricsSource {
         resolve();
       });
     });
-    return this.closedPromise;
   }
 }

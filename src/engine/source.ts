@@ -18,4 +18,19 @@ export interface MetricsSource {
   snapshotAgeSeconds(): number;
   /** Ready: the source answers and has at least one GPU. */
   ready(): { ok: boolean; reason: string };
+  /**
+   * Time totals including running intervals, read atomically from the source when it keeps
+   * its own (the native engine's counters): exact and monotonic at any instant, where a
+   * model clock read could land between an event's timestamp and its ingestion. Null or
+   * absent: the model's event-derived totals are used.
+   */
+  runningTotals?(): RunningTotals | null;
+}
+
+/** Per worker slot / GPU slot, ns, including intervals running at nowNs. */
+export interface RunningTotals {
+  nowNs: number;
+  workerBusyNs: ArrayLike<number>;
+  gpuLockHeldNs: ArrayLike<number>;
+  gpuStarvedNs: ArrayLike<number>;
 }

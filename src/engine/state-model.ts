@@ -364,6 +364,9 @@ export class StateModel {
       case EV_GPU_LOCK: {
         const g = v.getUint8(off + EV_OFF_GPU);
         if (g >= this.gLockHeld.length) return;
+        // A re-sync record stands for holds we never saw: whatever the open starvation
+        // interval would add is unknown, so it is dropped (the native total is adopted).
+        if (resync) this.gStarvedSinceNs[g] = NaN;
         const acquired = v.getUint32(off + EV_OFF_AUX, true) !== 0;
         const value = readU64(v, off + EV_OFF_VALUE);
         if (acquired) {

@@ -56,7 +56,13 @@ export class ModelHistograms implements ModelObserver {
     this.queueWaitHist.record(seconds, this.kindAttrs[kind]);
   }
   gpuIdleGap(gpuSlot: number, seconds: number): void {
-    const g = this.model.topology.gpus[gpuSlot];
-    if (g) this.idleGap.record(seconds, { gpu: String(g.ordinal) });
+    if (this.gpuAttrsVersion !== this.model.topologyVersion) {
+      this.gpuAttrs = this.model.topology.gpus.map((g) => ({ gpu: String(g.ordinal) }));
+      this.gpuAttrsVersion = this.model.topologyVersion;
+    }
+    const a = this.gpuAttrs[gpuSlot];
+    if (a) this.idleGap.record(seconds, a);
   }
+  private gpuAttrs: Attributes[] = [];
+  private gpuAttrsVersion = -1;
 }

@@ -10,11 +10,12 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
 import { loadPageAssets } from './page/assets';
 import type { Telemetry } from './telemetry';
-import { BasicAuth, WebConfig } from './web-config';
+import { BasicAuth, ClientAuth, WebConfig } from './web-config';
 
 export interface ServerOptions {
   listenAddress: string;
@@ -70,6 +71,16 @@ export function statusDocument(source: MetricsSource, version: string): Record<s
   };
 }
 
+/** Per-request client-certificate rules of the exporter-toolkit modes the TLS layer leaves to us. */
+function clientCertProblem(req: http.IncomingMessage, mode: ClientAuth): string | null {
+  if (mode === 'NoClientCert' || mode === 'RequestClientCert' || mode === 'RequireAndVerifyClientCert') return null;
+  const socket = req.socket as TLSSocket;
+  const presented = Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0;
+  if (mode === 'RequireAnyClientCert') return presented ? null : 'a client certificate is required';
+  // VerifyClientCertIfGiven
+  return presented && !socket.authorized ? `client certificate not trusted: ${String(socket.authorizationError)}` : null;
+}
+
 export function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { host, port } = parseListenAddress(opts.listenAddress);
   const log = opts.logger;
@@ -82,49 +93,70 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
 
-  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+  // Routing works on the raw path (no URL parsing: a path like "//" must not throw).
+  const route = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const raw = req.url ?? '/';
+    const q = raw.indexOf('?');
+    const pathname = q < 0 ? raw : raw.slice(0, q);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
     }
-    if (url.pathname === '/-/healthy') return send(res, 200, 'text/plain; charset=utf-8', 'OK\n');
-    if (auth && !auth.check(req.headers.authorization)) {
+    if (pathname === '/-/healthy') return send(res, 200, 'text/plain; charset=utf-8', 'OK\n');
+    const certProblem = tls ? clientCertProblem(req, tls.clientAuth) : null;
+    if (certProblem) return send(res, 403, 'text/plain; charset=utf-8', `${certProblem}\n`);
+    if (auth && !(await auth.check(req.headers.authorization))) {
       return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
     }
-    if (url.pathname === opts.telemetryPath) {
-      opts.telemetry.scrape().then(
-        (body) => send(res, 200, EXPOSITION, body),
-        (err: Error) => {
-          log.error('collection failed', { err: err.message });
-          send(res, 500, 'text/plain; charset=utf-8', `collection failed: ${err.message}\n`);
-        },
-      );
-      return;
+    if (pathname === opts.telemetryPath) {
+      let body: string;
+      try {
+        body = await opts.telemetry.scrape();
+      } catch (err) {
+        log.error('collection failed', { err: (err as Error).message });
+        return send(res, 500, 'text/plain; charset=utf-8', `collection failed: ${(err as Error).message}\n`);
+      }
+      return send(res, 200, EXPOSITION, body);
     }
-    if (url.pathname === '/status') {
+    if (pathname === '/status') {
       try {
         opts.source.refresh();
       } catch (err) {
         opts.source.model.errors.inc('status', (err as Error).message);
       }
-      try {
-        return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(statusDocument(opts.source, opts.version)));
-      } catch (err) {
-        return send(res, 500, 'text/plain; charset=utf-8', `status failed: ${(err as Error).message}\n`);
-      }
+      return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(statusDocument(opts.source, opts.version)));
     }
-    if (url.pathname === '/-/ready') {
+    if (pathname === '/-/ready') {
       const r = opts.source.ready();
       return send(res, r.ok ? 200 : 503, 'text/plain; charset=utf-8', r.ok ? 'Ready\n' : `Not ready: ${r.reason}\n`);
     }
-    const asset = page.get(url.pathname);
+    const asset = page.get(pathname);
     if (asset) return send(res, 200, asset.contentType, asset.body);
     return send(res, 404, 'text/plain; charset=utf-8', `not found; see / for the status page, ${opts.telemetryPath} for metrics\n`);
+  };
+  // Nothing a request does may take the process down: any failure is a 500 and a log line.
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    route(req, res).catch((err: Error) => {
+      log.error('request failed', { path: (req.url ?? '').slice(0, 200), err: err.message });
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', `internal error: ${err.message}\n`);
+      else res.destroy();
+    });
   };
 
   const tls = opts.webConfig?.tls;
   const server = tls
-    ? https.createServer({ cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: tls.requestCert, rejectUnauthorized: tls.requestCert, minVersion: tls.minVersion }, handler)
+    ? https.createServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.ca,
+          minVersion: tls.minVersion,
+          // Ask for a certificate in every mode but NoClientCert; only the strict mode lets
+          // the TLS layer refuse the handshake, the others are checked per request.
+          requestCert: tls.clientAuth !== 'NoClientCert',
+          rejectUnauthorized: tls.clientAuth === 'RequireAndVerifyClientCert',
+        },
+        handler,
+      )
     : http.createServer(handler);
   server.keepAliveTimeout = 65_000;
 

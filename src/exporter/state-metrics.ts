@@ -23,6 +23,7 @@ import {
 } from '@opentelemetry/sdk-metrics';
 import type { Resource } from '@opentelemetry/resources';
 import { KIND_LABELS, LIVE_PARTITION_STATES, OTHER_KIND_INDEX, PARTITION_STATES, PROOF_KINDS } from '../engine/kinds';
+import type { RunningTotals } from '../engine/source';
 import type { StateModel } from '../engine/state-model';
 
 export interface SourceInfo {
@@ -38,6 +39,8 @@ export interface ProducerContext {
   info: SourceInfo;
   /** Model clock (ns) at this collection: running intervals are counted up to it. */
   nowNs(): number;
+  /** The source's own atomic totals, when it has them (see MetricsSource.runningTotals). */
+  runningTotals(): RunningTotals | null;
   /** Seconds the previous collection took (cuzk_exporter_scrape_duration_seconds). */
   lastCollectSeconds(): number;
   resource: Resource;
@@ -97,7 +100,17 @@ export class StateMetricProducer implements MetricProducer {
   /** Builds every gauge and counter from the model, synchronously. */
   metrics(): MetricData[] {
     const m = this.ctx.model;
-    const now = this.ctx.nowNs();
+    // Counters of time come from the source's atomic read when it has one (native engine);
+    // otherwise from the model at the source's clock. Gauges always from the model.
+    const totals = this.ctx.runningTotals();
+    const now = totals ? totals.nowNs : this.ctx.nowNs();
+    const nW = m.topology.workers.length;
+    const nG = m.topology.gpus.length;
+    const useW = totals !== null && totals.workerBusyNs.length === nW;
+    const useG = totals !== null && totals.gpuLockHeldNs.length === nG && totals.gpuStarvedNs.length === nG;
+    const busyNs = (w: number) => (useW ? totals!.workerBusyNs[w] : m.workerBusyNsAt(w, now));
+    const heldNs = (g: number) => (useG ? totals!.gpuLockHeldNs[g] : m.gpuLockHeldNsAt(g, now));
+    const starvedNs = (g: number) => (useG ? totals!.gpuStarvedNs[g] : m.gpuStarvedNsAt(g, now));
     const startTime = this.startTime;
     const endTime = hrNow();
     const L = this.topologyLabels();
@@ -142,12 +155,12 @@ export class StateMetricProducer implements MetricProducer {
     ]);
     gauge('cuzk_gpu_info', 'GPU identity; always 1. Join on gpu for names/uuids; other metrics carry only gpu/worker.', L.gpuInfo.map((a) => pt(a, 1)));
     gauge('cuzk_gpu_worker_busy', 'Whether the GPU worker owns a partition now (1) or is idle (0), exact at collection time.', perWorker((w) => m.wBusy[w]));
-    counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => m.workerBusyNsAt(w, now) / NS_PER_S));
+    counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => busyNs(w) / NS_PER_S));
     counter('cuzk_gpu_worker_partitions_total', 'Partitions the GPU worker finished (handed back).', perWorker((w) => m.wPartitions[w]));
     gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds the GPU worker has owned its current partition; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
     if (m.topology.lockEvents) {
-      counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => m.gpuLockHeldNsAt(g, now) / NS_PER_S));
-      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while proofs were outstanding but no synthesized partition was waiting (synthesis-bound).', perGpu((g) => m.gpuStarvedNsAt(g, now) / NS_PER_S));
+      counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => heldNs(g) / NS_PER_S));
+      counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while proofs were outstanding but no synthesized partition was waiting (synthesis-bound).', perGpu((g) => starvedNs(g) / NS_PER_S));
     }
     const parts: Point[] = [];
     for (const k of kinds) {

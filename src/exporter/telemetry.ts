@@ -60,6 +60,7 @@ export class Telemetry {
       model: source.model,
       info: this.info,
       nowNs: () => source.nowNs(),
+      runningTotals: () => source.runningTotals?.() ?? null,
       lastCollectSeconds: () => this.lastCollectSeconds,
       resource,
     });

@@ -11,12 +11,15 @@
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import * as path from 'node:path';
 import bcrypt from 'bcryptjs';
 import YAML from 'yaml';
 
+export type ClientAuth = 'NoClientCert' | 'RequestClientCert' | 'RequireAnyClientCert' | 'VerifyClientCertIfGiven' | 'RequireAndVerifyClientCert';
+
 export interface WebConfig {
-  tls?: { cert: Buffer; key: Buffer; ca?: Buffer; requestCert: boolean; minVersion: 'TLSv1.2' | 'TLSv1.3' };
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer; clientAuth: ClientAuth; minVersion: 'TLSv1.2' | 'TLSv1.3' };
   basicAuthUsers?: Map<string, string>;
   headers: Record<string, string>;
 }
@@ -65,15 +68,19 @@ export function loadWebConfig(file: string): WebConfig {
     if (typeof tls !== 'object' || Array.isArray(tls)) fail(file, 'tls_server_config must be a mapping');
     const t = tls as Record<string, unknown>;
     onlyKeys(file, 'tls_server_config.', t, ['cert_file', 'key_file', 'client_ca_file', 'client_auth_type', 'min_version']);
-    const auth = (t.client_auth_type ?? 'NoClientCert') as string;
+    const auth = (t.client_auth_type ?? 'NoClientCert') as ClientAuth;
     if (!CLIENT_AUTH.has(auth)) fail(file, `tls_server_config.client_auth_type "${auth}" is not one of ${[...CLIENT_AUTH].join(', ')}`);
+    // Verifying against nothing would fall back to the public roots: any public cert passes.
+    if ((auth === 'VerifyClientCertIfGiven' || auth === 'RequireAndVerifyClientCert') && t.client_ca_file === undefined) {
+      fail(file, `tls_server_config.client_auth_type ${auth} needs client_ca_file (the CA that signs your clients' certificates)`);
+    }
     const minVersion = t.min_version ?? 'TLS12';
     if (minVersion !== 'TLS12' && minVersion !== 'TLS13') fail(file, 'tls_server_config.min_version must be TLS12 or TLS13');
     out.tls = {
       cert: readRel('tls_server_config.cert_file', t.cert_file),
       key: readRel('tls_server_config.key_file', t.key_file),
       ca: t.client_ca_file !== undefined ? readRel('tls_server_config.client_ca_file', t.client_ca_file) : undefined,
-      requestCert: auth !== 'NoClientCert',
+      clientAuth: auth,
       minVersion: minVersion === 'TLS13' ? 'TLSv1.3' : 'TLSv1.2',
     };
     try {
@@ -103,6 +110,13 @@ export function loadWebConfig(file: string): WebConfig {
       if (typeof h.headers !== 'object' || h.headers === null) fail(file, 'http_server_config.headers must be a mapping');
       for (const [k, v] of Object.entries(h.headers as Record<string, unknown>)) {
         if (typeof v !== 'string') fail(file, `http_server_config.headers.${k} must be a string`);
+        // Checked here: an invalid header would otherwise fail every response.
+        try {
+          validateHeaderName(k);
+          validateHeaderValue(k, v);
+        } catch (e) {
+          fail(file, `http_server_config.headers.${k}: ${(e as Error).message}`);
+        }
         out.headers[k] = v;
       }
     }
@@ -111,25 +125,28 @@ export function loadWebConfig(file: string): WebConfig {
 }
 
 /**
- * Checks an Authorization header against the users. bcrypt is deliberately slow, so a
- * successful (user, password) pair is remembered by its SHA-256 for later requests.
+ * Checks an Authorization header against the users. bcrypt is deliberately slow, so it runs
+ * asynchronously (bcryptjs yields to the event loop: a wrong password does not stall scrapes
+ * or event ingestion), an unknown user costs the same as a known one (no user enumeration),
+ * and a successful (user, password) pair is remembered by its SHA-256 for later requests.
  */
 export class BasicAuth {
   private readonly ok = new Set<string>();
+  private readonly dummyHash = bcrypt.hashSync('not a password', 10);
   constructor(private readonly users: Map<string, string>) {}
 
-  check(header: string | undefined): boolean {
+  async check(header: string | undefined): Promise<boolean> {
     if (!header || !header.startsWith('Basic ')) return false;
     const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) return false;
     const user = decoded.slice(0, colon);
     const pass = decoded.slice(colon + 1);
-    const hash = this.users.get(user);
-    if (!hash) return false;
     const key = crypto.createHash('sha256').update(user).update('\0').update(pass).digest('hex');
     if (this.ok.has(key)) return true;
-    if (!bcrypt.compareSync(pass, hash)) return false;
+    const hash = this.users.get(user);
+    const match = await bcrypt.compare(pass, hash ?? this.dummyHash);
+    if (!hash || !match) return false;
     this.ok.add(key);
     return true;
   }

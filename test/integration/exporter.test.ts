@@ -62,6 +62,16 @@ describe('exporter on the reference engine (cpu backend)', () => {
         expect(Math.abs(value(body, 'cuzk_gpu_busy_seconds_total', { gpu: String(g) }) - held)).toBeLessThan(1e-6 * held);
         expect(Math.abs(value(body, 'cuzk_gpu_starved_seconds_total', { gpu: String(g) }) - starved)).toBeLessThan(1e-6 * starved + 1e-9);
       }
+      // The exported time counters are the engine's atomic read; the model derives the same
+      // totals from events alone (what attach mode relies on): equal to the nanosecond.
+      const m = x.engine.model;
+      for (let wkr = 0; wkr < nWorkers; wkr++) {
+        expect(m.workerBusyNsAt(wkr, 0)).toBe(words[workerBase + wkr * CTR.WORKER_WORDS + CTR.W_BUSY_NS]);
+      }
+      for (let g = 0; g < nGpus; g++) {
+        expect(m.gpuLockHeldNsAt(g, 0)).toBe(words[gpuBase + g * CTR.GPU_WORDS + CTR.G_LOCK_HELD_NS]);
+        expect(m.gpuStarvedNsAt(g, 0)).toBe(words[gpuBase + g * CTR.GPU_WORDS + CTR.G_STARVED_NS]);
+      }
       // Every worker is idle after the workload: busy time equals finished partitions' GPU time.
       const gpuTotal = sum(body, 'cuzk_partition_gpu_seconds_total');
       expect(Math.abs(exported - gpuTotal) / gpuTotal).toBeLessThan(1e-6);

@@ -6,6 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import bcrypt from 'bcryptjs';
@@ -37,6 +38,17 @@ function request(url: string, opts: https.RequestOptions = {}): Promise<{ status
   });
 }
 
+/** A request with a raw, unparsed path, as a hostile client can send it. */
+function rawGet(port: number, rawPath: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1', () => sock.end(`GET ${rawPath} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    let data = '';
+    sock.on('data', (d) => (data += d));
+    sock.on('end', () => resolve(data));
+    sock.on('error', reject);
+  });
+}
+
 describe('web config file', () => {
   test('rejects unknown keys, bad hashes and unreadable files with one readable message', () => {
     expect(() => loadWebConfig(write('a.yml', 'basic_auth_user:\n  x: y\n'))).toThrow(/unknown key "basic_auth_user"/);
@@ -44,6 +56,8 @@ describe('web config file', () => {
     expect(() => loadWebConfig(write('c.yml', 'tls_server_config:\n  cert_file: nope.crt\n  key_file: nope.key\n'))).toThrow(/cert_file: cannot read nope.crt: ENOENT/);
     expect(() => loadWebConfig(write('d.yml', 'tls_server_config: [1'))).toThrow(/not valid YAML/);
     expect(() => loadWebConfig(path.join(dir, 'missing.yml'))).toThrow(/cannot read: ENOENT/);
+    expect(() => loadWebConfig(write('e.yml', 'http_server_config:\n  headers:\n    X-Bad: "a\\nb"\n'))).toThrow(/headers.X-Bad/);
+    expect(() => loadWebConfig(write('f.yml', 'tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n  client_auth_type: RequireAndVerifyClientCert\n'))).toThrow(/needs client_ca_file/);
   });
 
   test('TLS and basic auth: 401 without credentials, 200 with them, /-/healthy open', async () => {
@@ -82,6 +96,11 @@ describe('endpoints', () => {
     const server = await startServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/custom', source, telemetry, logger: silentLogger, version: 't' });
     try {
       expect((await request(`${server.url}/custom`, { method: 'POST' })).status).toBe(405);
+      // Paths that are not valid URLs must not take the process down.
+      for (const raw of ['//', '///', '/\\', '//[']) {
+        const reply = await rawGet(server.port, raw);
+        expect([raw, reply.split('\r\n')[0]]).toEqual([raw, 'HTTP/1.1 404 Not Found']);
+      }
       const nf = await request(`${server.url}/metrics`);
       expect(nf.status).toBe(404);
       expect(nf.body).toContain('/custom for metrics');
