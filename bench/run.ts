@@ -144,6 +144,10 @@ function parseArgs(argv: string[]): RunOptions & { render?: string } {
  * applies: each benchmark defines the box it measures.
  */
 export async function benchCommand(o: Resolved, log: Logger): Promise<number> {
+  if (o['config.check']) {
+    process.stdout.write('configuration OK\n');
+    return 0;
+  }
   const { results, jsonPath, summaryPath } = await runBenchmarks({ library: o['engine.library'] as string | undefined }, log);
   process.stdout.write('\n' + fs.readFileSync(summaryPath, 'utf8'));
   log.info('benchmarks written', { results: jsonPath, summary: summaryPath, seconds: results.durationSeconds });

@@ -5,6 +5,10 @@ import { Resolved, UsageError } from './options';
 export function dashboardsCommand(o: Resolved): number {
   const out = o['out'] as string | undefined;
   if (!out) throw new UsageError('dashboards: --out DIR is required (the folder to write the dashboards and rules to)');
+  if (o['config.check']) {
+    process.stdout.write('configuration OK\n');
+    return 0;
+  }
   let files: string[];
   try {
     files = exportDashboards(out);
