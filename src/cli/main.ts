@@ -49,7 +49,6 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
 }
 
 export async function main(args: string[]): Promise<number> {
-  let code: number | undefined;
   let failure: string | undefined;
   const parser = yargs(args)
     .scriptName('cuzk-exporter')
@@ -67,13 +66,14 @@ export async function main(args: string[]): Promise<number> {
       failure = err ? err.message : msg;
     })
     .exitProcess(false);
+  // The handler only records what to run: yargs may call it before reporting a
+  // validation failure, and nothing may start on a command line that is wrong.
+  let chosen: { cmd: Command; argv: Record<string, unknown> } | undefined;
   for (const cmd of Object.keys(COMMANDS) as Command[]) {
     parser.command(cmd, COMMANDS[cmd], (y) => addOptions(y, cmd), (argv) => {
-      code = -1;
-      pending = dispatch(cmd, argv as Record<string, unknown>);
+      chosen = { cmd, argv: argv as Record<string, unknown> };
     });
   }
-  let pending: Promise<number> | undefined;
   try {
     await parser.parseAsync();
   } catch (e) {
@@ -83,9 +83,9 @@ export async function main(args: string[]): Promise<number> {
     process.stderr.write(`cuzk-exporter: ${failure} (see cuzk-exporter --help)\n`);
     return 2;
   }
-  if (pending) {
+  if (chosen) {
     try {
-      return await pending;
+      return await dispatch(chosen.cmd, chosen.argv);
     } catch (e) {
       if (e instanceof UsageError) {
         process.stderr.write(`cuzk-exporter: ${e.message}\n`);
@@ -95,7 +95,7 @@ export async function main(args: string[]): Promise<number> {
       return 1;
     }
   }
-  return code ?? 0; // --help
+  return 0; // --help
 }
 
 if (require.main === module) {
