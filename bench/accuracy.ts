@@ -81,10 +81,15 @@ export async function benchAccuracy(opts: AccuracyOptions = {}): Promise<Accurac
       sim: { 'snap-update': { synth_ms: 9200, gpu_ms: 600, jitter: 0.25 } },
     });
     const telemetry = new Telemetry(engine, { version: 'bench', logger: silentLogger });
-    // The clock reading the producer uses for a scrape (running stints are counted to it).
+    // The clock reading a scrape's busy counters are taken at (the engine's atomic counter
+    // read, which includes running stints up to it).
     let scrapeNow = 0;
-    const nowNs = engine.nowNs.bind(engine);
-    engine.nowNs = () => (scrapeNow = nowNs());
+    const totals = engine.runningTotals.bind(engine);
+    engine.runningTotals = () => {
+      const t = totals();
+      if (t) scrapeNow = t.nowNs;
+      return t;
+    };
     const inFlight = new Set<number>();
     const fill = () => {
       while (inFlight.size < 4) {
