@@ -90,16 +90,24 @@ static int expect_object(ctx *c, const char *key, const json_value *v) {
   return CUZK_OK;
 }
 
+/* A member of a per-kind section ("sizes", "sim"): writes "section.kind" into key and
+ * returns the kind, or -1 after reporting an unknown kind. */
+static int kind_member(ctx *c, const char *section, const json_member *m, char *key, size_t n) {
+  snprintf(key, n, "%s.%s", section, m->key);
+  int k = kind_from_name(m->key, m->key_len);
+  if (k < 0)
+    bad(c, key, "unknown proof kind (expected %s)",
+        "porep-c2, snap-update, window-post or winning-post");
+  return k;
+}
+
 static int parse_sizes(ctx *c, const json_value *v, engine_config *cfg) {
   int r = expect_object(c, "sizes", v);
   for (size_t i = 0; r == CUZK_OK && i < v->count; i++) {
     const json_member *m = &v->members[i];
     char key[96];
-    snprintf(key, sizeof key, "sizes.%s", m->key);
-    int k = kind_from_name(m->key, m->key_len);
-    if (k < 0)
-      return bad(c, key, "unknown proof kind (expected %s)",
-                 "porep-c2, snap-update, window-post or winning-post");
+    int k = kind_member(c, "sizes", m, key, sizeof key);
+    if (k < 0) return CUZK_EINVAL;
     r = cfg_u32(c, key, &m->value, CIRCUIT_MIN_LOG2, CIRCUIT_MAX_LOG2, &cfg->sizes[k]);
   }
   return r;
@@ -110,11 +118,8 @@ static int parse_sim(ctx *c, const json_value *v, engine_config *cfg) {
   for (size_t i = 0; r == CUZK_OK && i < v->count; i++) {
     const json_member *m = &v->members[i];
     char key[96];
-    snprintf(key, sizeof key, "sim.%s", m->key);
-    int k = kind_from_name(m->key, m->key_len);
-    if (k < 0)
-      return bad(c, key, "unknown proof kind (expected %s)",
-                 "porep-c2, snap-update, window-post or winning-post");
+    int k = kind_member(c, "sim", m, key, sizeof key);
+    if (k < 0) return CUZK_EINVAL;
     if ((r = expect_object(c, key, &m->value)) != CUZK_OK) return r;
     for (size_t j = 0; r == CUZK_OK && j < m->value.count; j++) {
       const json_member *f = &m->value.members[j];
