@@ -86,6 +86,12 @@ export class NativeEngine implements MetricsSource {
   readonly stats: IngestStats = { batches: 0, resyncs: 0, dropped: 0 };
   /** Called after each applied batch (progress displays, benchmarks, tests). */
   onBatch: (() => void) | null = null;
+  /**
+   * Sees every drained batch (the engine's one drain cursor) right after the model applied
+   * it: `n` events of EVENT_SIZE bytes in `view`, valid only during the call (the buffer is
+   * reused). `simulate` derives cuzk's TIMELINE and gRPC views from it.
+   */
+  onEvents: ((view: DataView, n: number) => void) | null = null;
 
   private handle: bigint | null;
   private readonly err = Buffer.alloc(ERR_BUF_SIZE);
@@ -338,6 +344,7 @@ export class NativeEngine implements MetricsSource {
       if (n > 0) {
         this.stats.batches++;
         this.model.applyEvents(this.eventView, n);
+        this.onEvents?.(this.eventView, n);
         if (this.pending.size > 0) this.settleFinished(n);
       }
       if (dropped > 0) {
@@ -460,6 +467,11 @@ export class NativeEngine implements MetricsSource {
       gpuNs: Number(r.gpu_ns),
       synthNs: Number(r.synth_ns),
     };
+  }
+
+  /** The request id of a job (submitted here or not), or its handle as text if unknown. */
+  requestId(job: number): string {
+    return this.jobIds.get(job) ?? this.jobIdOf(job);
   }
 
   private jobIdOf(job: number): string {
