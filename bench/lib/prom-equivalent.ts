@@ -9,7 +9,7 @@
  * verifySameSeries() checks the claim: both bodies parse to the same set of samples.
  */
 import * as client from 'prom-client';
-import { KIND_LABELS, LIVE_PARTITION_STATES, OTHER_KIND_INDEX, OUTCOME_COMPLETED, PARTITION_STATES, PROOF_KINDS } from '../../src/engine/kinds';
+import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, OUTCOME_COMPLETED, PROOF_KINDS } from '../../src/engine/kinds';
 import type { ModelObserver, StateModel } from '../../src/engine/state-model';
 import { BUCKETS } from '../../src/exporter/histograms';
 import type { SourceInfo } from '../../src/exporter/state-metrics';
@@ -57,7 +57,7 @@ export class PromEquivalent {
       return ks;
     };
     const kindLabel = KIND_LABELS.map((k) => ({ proof_kind: k }));
-    const kindState = KIND_LABELS.map((k) => PARTITION_STATES.slice(0, LIVE_PARTITION_STATES).map((s) => ({ proof_kind: k, state: s })));
+    const kindState = KIND_LABELS.map((k) => LIVE_STATE_NAMES.map((s) => ({ proof_kind: k, state: s })));
 
     const gauge = (name: string, labelNames: string[], fill: (g: client.Gauge) => void) =>
       new client.Gauge({ name, help: h(name), labelNames, registers: reg, collect() { if (labelNames.length > 0) this.reset(); fill(this); } });
@@ -108,6 +108,7 @@ export class PromEquivalent {
       for (const k of kinds()) for (let s = 0; s < LIVE_PARTITION_STATES; s++) g.set(kindState[k][s], m.kLive[k * LIVE_PARTITION_STATES + s]);
     });
     perKindCounter('cuzk_partition_gpu_seconds_total', () => m.kGpuNs, NS_PER_S);
+    if (m.topology.lockEvents) perKindCounter('cuzk_partition_finalize_seconds_total', () => m.kFinalizeNs, NS_PER_S);
     perKindCounter('cuzk_partition_synthesis_seconds_total', () => m.kSynthNs, NS_PER_S);
     perKindCounter('cuzk_partitions_completed_total', () => m.kPartsCompleted);
     perKindCounter('cuzk_partitions_failed_total', () => m.kPartsFailed);
@@ -122,6 +123,7 @@ export class PromEquivalent {
     gauge('cuzk_memory_budget_bytes', [], (g) => g.set(m.memoryBudgetBytes));
     gauge('cuzk_memory_used_bytes', [], (g) => g.set(m.memoryUsedBytes));
     gauge('cuzk_status_mismatch', [], (g) => g.set(m.statusMismatch() ? 1 : 0));
+    gauge('cuzk_status_mismatch_reason', ['reason'], (g) => MISMATCH_REASONS.forEach((reason, r) => g.set({ reason }, m.mismatchReason(r) ? 1 : 0)));
     counter('cuzk_exporter_events_total', [], (c) => c.inc(m.eventsTotal));
     counter('cuzk_exporter_events_dropped_total', [], (c) => c.inc(m.eventsDropped));
     counter('cuzk_exporter_errors_total', ['reason'], (c) => {
@@ -132,6 +134,7 @@ export class PromEquivalent {
     const hist = (name: string, buckets: readonly number[], labelNames: string[]) =>
       new client.Histogram({ name, help: h(name), labelNames, buckets: [...buckets], registers: reg });
     const gpuDuration = hist('cuzk_partition_gpu_duration_seconds', BUCKETS.partitionGpu, ['proof_kind']);
+    const finalizeDuration = hist('cuzk_partition_finalize_duration_seconds', BUCKETS.partitionFinalize, ['proof_kind']);
     const synthDuration = hist('cuzk_partition_synthesis_duration_seconds', BUCKETS.partitionSynthesis, ['proof_kind']);
     const proofDuration = hist('cuzk_proof_duration_seconds', BUCKETS.proof, ['proof_kind']);
     const queueWait = hist('cuzk_proof_queue_wait_seconds', BUCKETS.queueWait, ['proof_kind']);
@@ -139,6 +142,7 @@ export class PromEquivalent {
     const theirs = model.observer;
     const ours: ModelObserver = {
       partitionGpu: (k, s) => gpuDuration.observe(kindLabel[k], s),
+      partitionFinalize: (k, s) => finalizeDuration.observe(kindLabel[k], s),
       partitionSynthesis: (k, s) => synthDuration.observe(kindLabel[k], s),
       proofDone: (k, outcome, s) => {
         if (outcome === OUTCOME_COMPLETED) proofDuration.observe(kindLabel[k], s);
@@ -153,6 +157,7 @@ export class PromEquivalent {
     model.observer = theirs
       ? {
           partitionGpu: (k, s) => (theirs.partitionGpu(k, s), ours.partitionGpu(k, s)),
+          partitionFinalize: (k, s) => (theirs.partitionFinalize?.(k, s), ours.partitionFinalize?.(k, s)),
           partitionSynthesis: (k, s) => (theirs.partitionSynthesis(k, s), ours.partitionSynthesis(k, s)),
           proofDone: (k, o, s) => (theirs.proofDone(k, o, s), ours.proofDone(k, o, s)),
           queueWait: (k, s) => (theirs.queueWait(k, s), ours.queueWait(k, s)),
@@ -175,7 +180,7 @@ export class PromEquivalent {
 }
 
 function kindUsed(m: StateModel, k: number): boolean {
-  if (m.kGpuNs[k] || m.kSynthNs[k] || m.kPartsCompleted[k] || m.kPartsFailed[k]) return true;
+  if (m.kGpuNs[k] || m.kSynthNs[k] || m.kFinalizeNs[k] || m.kPartsCompleted[k] || m.kPartsFailed[k]) return true;
   if (m.kProofsCompleted[k] || m.kProofsFailed[k] || m.kProofsCancelled[k] || m.kQueueDepth[k]) return true;
   for (let s = 0; s < LIVE_PARTITION_STATES; s++) if (m.kLive[k * LIVE_PARTITION_STATES + s]) return true;
   return false;

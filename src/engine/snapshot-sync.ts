@@ -29,8 +29,10 @@ import {
   OUTCOME_FAILED,
   PART_DONE,
   PART_FAILED,
+  PART_FINALIZING,
   PART_GPU,
   PART_PENDING,
+  PART_RANK,
   PART_SYNTHESIZING,
   PART_SYNTH_DONE,
   partitionStateIndex,
@@ -120,7 +122,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
     const wasBusy = model.wBusy[w.slot] === 1;
     const sameStint =
       wasBusy && w.busy && model.wJob[w.slot] === w.handle && model.wPartition[w.slot] === w.partition;
-    if (wasBusy && !sameStint) {
+    if (wasBusy && !sameStint && !movedOn(model, w, opt)) {
       ev({
         type: EV_WORKER,
         worker: w.slot,
@@ -145,7 +147,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
       const from = current ? current[i] : PART_PENDING;
       const to = p.states[i];
       if (from === to || from === PART_DONE || from === PART_FAILED) continue;
-      if (to < from) {
+      if (PART_RANK[to] < PART_RANK[from]) {
         // Went back (a retried partition): state only, nothing finished.
         ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: to });
         continue;
@@ -168,9 +170,15 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
       }
       if (to === PART_SYNTH_DONE) continue;
       const gpu = p.gpuMs[i];
-      if (to === PART_GPU || gpu !== null) {
-        if (from !== PART_GPU) ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_GPU });
+      if (to === PART_GPU || to === PART_FINALIZING || gpu !== null) {
+        if (from !== PART_GPU && from !== PART_FINALIZING) ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_GPU });
         if (to === PART_GPU) continue;
+      }
+      if (to === PART_FINALIZING) {
+        // State only: a snapshot does not say when the kernels ended, so this partition's
+        // finalize time stays unknown (its GPU-stage time is counted when it ends).
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_FINALIZING, flags: flags | EVF_RESYNC });
+        continue;
       }
       ev({
         type: EV_PARTITION,
@@ -202,7 +210,9 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
     out.push({ seq: 0, tNs: g.lockHeld ? g.lockSinceNs : t, flags: flags | EVF_FIRST, type: EV_GPU_LOCK, gpu: g.slot, aux: g.lockHeld ? 1 : 0 });
   }
 
-  // Workers that are busy in the snapshot and were not (or on another partition) start now.
+  // Workers that are busy in the snapshot and were not (or on another partition) start now;
+  // one that moved on to a newer partition within its stint continues it (a hand-off seen
+  // between polls: its pickup time is not known closer than this snapshot).
   for (const w of snap.workers) {
     if (w.slot >= model.wBusy.length || !w.busy) continue;
     const sameStint =
@@ -210,7 +220,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
     if (sameStint) continue;
     out.push({
       seq: 0,
-      tNs: w.busySinceNs,
+      tNs: movedOn(model, w, opt) ? t : w.busySinceNs,
       flags,
       type: EV_WORKER,
       worker: w.slot,
@@ -232,6 +242,18 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
 }
 
 /**
+ * Split proving (cuzk's fixed semantics, our engine): a worker stays busy from a pickup until
+ * the end of the latest partition it picked up, so one stint can span several partitions.
+ * A sampled source sees a busy worker on another partition than last time; if the stint the
+ * snapshot reports started before the previous snapshot (when the worker was seen busy on
+ * the old partition), it is the same stint continuing, not one that ended and a new one.
+ * (cuzk's own busy_secs restarts at each pickup: there this is false and the old stint ends.)
+ */
+function movedOn(model: StateModel, w: WorkerView, opt: SyncOptions): boolean {
+  return w.busy && model.wBusy[w.slot] === 1 && opt.stintFloorNs !== undefined && w.busySinceNs <= opt.stintFloorNs;
+}
+
+/**
  * A stint that ended between snapshots. Known for certain: it lasted at least until the
  * last time it was seen (floorNs; without one, until t). Its partition's final GPU time,
  * when the snapshot shows it, is the better figure when larger.
@@ -242,7 +264,7 @@ function stintNs(model: StateModel, snap: SnapshotView, slot: number, t: number,
   const part = model.wPartition[slot];
   const p = snap.pipelines.find((x) => x.handle === handle);
   const gpu = p && part >= 0 && part < p.gpuMs.length ? p.gpuMs[part] : null;
-  if (gpu !== null && gpu !== undefined && p && p.states[part] !== PART_GPU) return floorNs === undefined ? gpu * MS_TO_NS : Math.max(gpu * MS_TO_NS, seen);
+  if (gpu !== null && gpu !== undefined && p && p.states[part] !== PART_GPU && p.states[part] !== PART_FINALIZING) return floorNs === undefined ? gpu * MS_TO_NS : Math.max(gpu * MS_TO_NS, seen);
   return seen;
 }
 
@@ -272,7 +294,11 @@ export interface ViewMapping {
 /** Normalises a validated snapshot into model terms. */
 export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
   const pipelines: PipelineView[] = s.pipelines.map((p) => {
-    const states = p.partitions.map((x) => partitionStateIndex(x.state));
+    // Our engine marks a partition whose kernels are done with `"finalizing": true` next to
+    // cuzk's `"state": "gpu"`; cuzk's own /status cannot tell the two apart (both `gpu`).
+    const states = p.partitions.map((x) =>
+      x.state === 'gpu' && (x as { finalizing?: unknown }).finalizing === true ? PART_FINALIZING : partitionStateIndex(x.state),
+    );
     return {
       handle: m.pipelineHandle(p),
       kind: m.kindSlot(p.proof_kind),
@@ -337,7 +363,7 @@ function pipelineOutcome(p: CuzkPipeline, states: number[]): number | null {
   // cuzk has no outcome field: a job whose partitions all ended has ended.
   let failed = false;
   for (const st of states) {
-    if (st < PART_DONE) return null;
+    if (st !== PART_DONE && st !== PART_FAILED) return null;
     if (st === PART_FAILED) failed = true;
   }
   return failed ? OUTCOME_FAILED : OUTCOME_COMPLETED;

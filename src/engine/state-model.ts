@@ -6,6 +6,14 @@
  * Both sources feed it the same records: the native engine (batches drained over FFI) and
  * the attach source (records derived from successive /status snapshots). The exporter only
  * reads it. Counters only ever grow; gauges are exact once pending events are applied.
+ *
+ * Split proving (native ABI v2, cuzk's own design): a partition goes gpu -> finalizing (GPU
+ * lock released, CPU epilogue running) -> done while its worker may already own the next
+ * partition. A worker is busy from a pickup until the end of the LATEST partition it picked
+ * up: an EV_WORKER busy record while already busy moves ownership (the stint continues).
+ * Ownership is also tracked on its own, from hand-offs (EV_PARTITION into gpu with a
+ * worker), so the mismatch check can be exact per worker where the source reports it
+ * (mismatchReason / statusMismatch below).
  */
 import { ErrorCounts } from './error-counts';
 import {
@@ -40,16 +48,25 @@ import {
 } from './event-layout';
 import {
   KIND_SLOTS,
+  LIVE_FINALIZING,
+  LIVE_GPU,
   LIVE_PARTITION_STATES,
+  MISMATCH_REASONS,
+  MM_IDLE_WITH_PARTITIONS,
+  MM_OWNER_IDLE,
+  MismatchReason,
   OTHER_KIND_INDEX,
   OUTCOME_CANCELLED,
   OUTCOME_COMPLETED,
   OUTCOME_FAILED,
   PART_DONE,
   PART_FAILED,
+  PART_FINALIZING,
   PART_GPU,
   PART_PENDING,
+  PART_STATE_COUNT,
   PART_SYNTH_DONE,
+  liveSlot,
 } from './kinds';
 
 export interface GpuInfo {
@@ -79,10 +96,14 @@ export interface Topology {
 
 /** Histogram observations, emitted when partitions/proofs finish (never per scrape). */
 export interface ModelObserver {
-  partitionGpu(kind: number, seconds: number): void;
-  partitionSynthesis(kind: number, seconds: number): void;
-  proofDone(kind: number, outcome: number, seconds: number): void;
-  queueWait(kind: number, seconds: number): void;
+  // `job` (the model's job handle) and `partition` are for exemplars: observers that want
+  // the job id look it up from the handle, only when they observe.
+  partitionGpu(kind: number, seconds: number, job?: number, partition?: number): void;
+  /** Time a partition spent finalizing (split proving), where the source knows it. */
+  partitionFinalize?(kind: number, seconds: number): void;
+  partitionSynthesis(kind: number, seconds: number, job?: number, partition?: number): void;
+  proofDone(kind: number, outcome: number, seconds: number, job?: number): void;
+  queueWait(kind: number, seconds: number, job?: number): void;
   gpuIdleGap(gpuSlot: number, seconds: number): void;
 }
 
@@ -90,6 +111,11 @@ export interface JobState {
   handle: number;
   kind: number;
   states: Uint8Array;
+  /**
+   * Per partition: ns from hand-off to the GPU-lock release (the value of its FINALIZING
+   * record), NaN where unknown; finalize time = GPU-stage ns at the end minus this.
+   */
+  kernelNs: Float64Array;
   submittedNs: number;
   finished: boolean;
 }
@@ -102,6 +128,8 @@ export interface CounterTotals {
   gpuStarvedNs: ArrayLike<number>;
   kindGpuNs: ArrayLike<number>;
   kindSynthNs: ArrayLike<number>;
+  /** ns spent finalizing by partitions that left that state (ABI v2 CUZK_CTRK_FINALIZE_NS), where the source has it. */
+  kindFinalizeNs?: ArrayLike<number>;
   kindPartsCompleted: ArrayLike<number>;
   kindPartsFailed: ArrayLike<number>;
   kindProofsCompleted: ArrayLike<number>;
@@ -127,6 +155,16 @@ export class StateModel {
   wJob = new Float64Array(0);
   wPartition = new Int32Array(0);
   wKind = new Int16Array(0);
+  /** When the worker picked up the partition it owns now (a stint may span several). */
+  wPickNs = new Float64Array(0);
+  /**
+   * Ownership from hand-offs, independent of the busy flag: the newest partition the worker
+   * picked up that has not ended (job handle, partition index; -1 when none or unknown).
+   */
+  oJob = new Float64Array(0);
+  oPart = new Int32Array(0);
+  /** Workers with an owned partition (oPart >= 0): ends are matched only while some exist. */
+  ownedCount = 0;
 
   // Per GPU slot.
   gLockHeld = new Uint8Array(0);
@@ -140,6 +178,7 @@ export class StateModel {
   kLive = new Int32Array(KIND_SLOTS * LIVE_PARTITION_STATES);
   kGpuNs = new Float64Array(KIND_SLOTS);
   kSynthNs = new Float64Array(KIND_SLOTS);
+  kFinalizeNs = new Float64Array(KIND_SLOTS);
   kPartsCompleted = new Float64Array(KIND_SLOTS);
   kPartsFailed = new Float64Array(KIND_SLOTS);
   kProofsCompleted = new Float64Array(KIND_SLOTS);
@@ -164,6 +203,8 @@ export class StateModel {
   lastSeq = 0;
 
   readonly jobs = new Map<number, JobState>();
+  /** Mismatch reasons set from outside the model (the attach merge), by MISMATCH_REASONS index. */
+  private readonly externalReasons = new Uint8Array(MISMATCH_REASONS.length);
   /** Errors of the source and of collection, by reason. */
   readonly errors = new ErrorCounts();
   /** The source answered at the last refresh/poll (cuzk_up). */
@@ -198,6 +239,9 @@ export class StateModel {
     const wJob = new Float64Array(nw);
     const wPartition = new Int32Array(nw).fill(-1);
     const wKind = new Int16Array(nw).fill(-1);
+    const wPickNs = new Float64Array(nw);
+    const oJob = new Float64Array(nw);
+    const oPart = new Int32Array(nw).fill(-1);
     next.workers.forEach((w, i) => {
       const j = prevWorkerSlot.get(w.id);
       if (j === undefined) return;
@@ -208,6 +252,9 @@ export class StateModel {
       wJob[i] = this.wJob[j];
       wPartition[i] = this.wPartition[j];
       wKind[i] = this.wKind[j];
+      wPickNs[i] = this.wPickNs[j];
+      oJob[i] = this.oJob[j];
+      oPart[i] = this.oPart[j];
     });
     const gLockHeld = new Uint8Array(ng);
     const gLockSinceNs = new Float64Array(ng);
@@ -229,10 +276,11 @@ export class StateModel {
       gLastReleaseNs[i] = this.gLastReleaseNs[j];
     });
     Object.assign(this, {
-      wBusy, wSinceNs, wBusyNs, wPartitions, wJob, wPartition, wKind,
+      wBusy, wSinceNs, wBusyNs, wPartitions, wJob, wPartition, wKind, wPickNs, oJob, oPart,
       gLockHeld, gLockSinceNs, gLockHeldNs, gStarvedSinceNs, gStarvedNs, gLastReleaseNs,
     });
     this.busyWorkers = wBusy.reduce((a, b) => a + b, 0);
+    this.ownedCount = oPart.reduce((a, p) => a + (p >= 0 ? 1 : 0), 0);
     this.topology = {
       gpus: next.gpus.map((g) => ({ ...g })),
       workers: next.workers.map((w) => ({ ...w })),
@@ -241,16 +289,72 @@ export class StateModel {
     this.topologyVersion++;
   }
 
-  /** Partitions in the `gpu` state, all kinds. */
+  /**
+   * Partitions on the GPU as cuzk's /status counts them: in the `gpu` state plus those
+   * finalizing (kernels done, epilogue running), all kinds.
+   */
   partitionsOnGpu(): number {
     let n = 0;
-    for (let k = 0; k < KIND_SLOTS; k++) n += this.kLive[k * LIVE_PARTITION_STATES + PART_GPU];
+    for (let k = 0; k < KIND_SLOTS; k++) {
+      n += this.kLive[k * LIVE_PARTITION_STATES + LIVE_GPU] + this.kLive[k * LIVE_PARTITION_STATES + LIVE_FINALIZING];
+    }
     return n;
   }
 
-  /** The invariant the historical bug broke: more partitions on the GPU than busy workers. */
+  /** Partitions finalizing (split proving: GPU lock released, CPU epilogue running), all kinds. */
+  partitionsFinalizing(): number {
+    let n = 0;
+    for (let k = 0; k < KIND_SLOTS; k++) n += this.kLive[k * LIVE_PARTITION_STATES + LIVE_FINALIZING];
+    return n;
+  }
+
+  /**
+   * Whether one mismatch reason holds now (MISMATCH_REASONS index). Only certain
+   * contradictions count; partitions in gpu/finalizing outnumbering busy workers is healthy
+   * split proving and is not one. O(workers).
+   */
+  mismatchReason(reason: number): boolean {
+    if (this.externalReasons[reason]) return true;
+    switch (reason) {
+      case MM_IDLE_WITH_PARTITIONS:
+        // The seed's screenshot: partitions on the GPU while no worker at all is busy. A
+        // worker is busy until the end of the latest partition it picked up, and partitions
+        // end in pickup order, so on a correct prover every such partition has a busy worker.
+        return this.busyWorkers === 0 && this.wBusy.length > 0 && this.partitionsOnGpu() > 0;
+      case MM_OWNER_IDLE: {
+        // Exact per worker where hand-offs name their worker: its newest partition has not
+        // ended, yet it is reported idle.
+        if (this.ownedCount === 0) return false;
+        const o = this.oPart;
+        const b = this.wBusy;
+        for (let w = 0; w < o.length; w++) if (o[w] >= 0 && b[w] === 0) return true;
+        return false;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** cuzk_status_mismatch: any reason holds. */
   statusMismatch(): boolean {
-    return this.partitionsOnGpu() > this.busyWorkers;
+    for (let r = 0; r < MISMATCH_REASONS.length; r++) if (this.mismatchReason(r)) return true;
+    return false;
+  }
+
+  /** The reasons that hold now, by name. */
+  mismatchReasons(): MismatchReason[] {
+    return MISMATCH_REASONS.filter((_, r) => this.mismatchReason(r));
+  }
+
+  /**
+   * Sets or clears a reason computed outside the model (the attach merge's
+   * `surfaces_disagree`); it holds until cleared. Reasons the model computes itself are
+   * OR-ed with it.
+   */
+  setMismatchReason(reason: MismatchReason, active: boolean): void {
+    const r = MISMATCH_REASONS.indexOf(reason);
+    if (r < 0) throw new Error(`unknown mismatch reason ${reason}`);
+    this.externalReasons[r] = active ? 1 : 0;
   }
 
   /** Busy ns of a worker including its running stint up to nowNs. */
@@ -259,9 +363,12 @@ export class StateModel {
     return this.wBusyNs[slot] + running;
   }
 
-  /** Seconds the worker has owned its current partition (0 when idle). */
+  /**
+   * Seconds the worker has owned its current partition, since that partition's pickup (0
+   * when idle). Not the stint: under full load a healthy worker's stint never ends.
+   */
   workerStintSecondsAt(slot: number, nowNs: number): number {
-    return this.wBusy[slot] ? Math.max(0, nowNs - this.wSinceNs[slot]) / NS_PER_S : 0;
+    return this.wBusy[slot] ? Math.max(0, nowNs - this.wPickNs[slot]) / NS_PER_S : 0;
   }
 
   gpuLockHeldNsAt(slot: number, nowNs: number): number {
@@ -320,18 +427,38 @@ export class StateModel {
         if (p >= job.states.length) return;
         const next = v.getUint32(off + EV_OFF_AUX, true);
         const prev = job.states[p];
-        if (next === prev || next > PART_FAILED) return;
+        if (next === prev || next >= PART_STATE_COUNT) return;
         this.moveLive(job.kind, prev, next);
         job.states[p] = next;
+        const w = v.getUint16(off + EV_OFF_WORKER, true);
+        if (next === PART_GPU) {
+          // A hand-off names its worker (native engine): that worker's newest partition.
+          if (w < this.oPart.length) {
+            if (this.oPart[w] < 0) this.ownedCount++;
+            this.oJob[w] = job.handle;
+            this.oPart[w] = p;
+          }
+        } else if (next === PART_DONE || next === PART_FAILED) {
+          if (this.ownedCount > 0) this.endOwned(job.handle, p, w);
+        }
         if (resync) return;
         const ns = readU64(v, off + EV_OFF_VALUE);
         const k = job.kind;
         if (next === PART_SYNTH_DONE) {
           this.kSynthNs[k] += ns;
-          this.observer?.partitionSynthesis(k, ns / NS_PER_S);
-        } else if (prev === PART_GPU && (next === PART_DONE || next === PART_FAILED)) {
+          this.observer?.partitionSynthesis(k, ns / NS_PER_S, job.handle, p);
+        } else if (next === PART_FINALIZING) {
+          if (prev === PART_GPU) job.kernelNs[p] = ns;
+        } else if ((prev === PART_GPU || prev === PART_FINALIZING) && (next === PART_DONE || next === PART_FAILED)) {
+          // The GPU stage includes the finalize tail (as cuzk's gpu_ms and CTRK_GPU_NS do).
           this.kGpuNs[k] += ns;
-          this.observer?.partitionGpu(k, ns / NS_PER_S);
+          this.observer?.partitionGpu(k, ns / NS_PER_S, job.handle, p);
+          const kernel = job.kernelNs[p];
+          if (prev === PART_FINALIZING && kernel === kernel) {
+            const fin = Math.max(0, ns - kernel);
+            this.kFinalizeNs[k] += fin;
+            this.observer?.partitionFinalize?.(k, fin / NS_PER_S);
+          }
         }
         if (next === PART_DONE) this.kPartsCompleted[k]++;
         else if (next === PART_FAILED && (flags & EVF_ABANDONED) === 0) this.kPartsFailed[k]++;
@@ -342,9 +469,18 @@ export class StateModel {
         if (w >= this.wBusy.length) return;
         const busy = v.getUint32(off + EV_OFF_AUX, true) !== 0;
         if (busy) {
-          if (!this.wBusy[w]) this.busyWorkers++;
-          this.wBusy[w] = 1;
-          this.wSinceNs[w] = t;
+          if (!this.wBusy[w]) {
+            this.busyWorkers++;
+            this.wBusy[w] = 1;
+            this.wSinceNs[w] = t;
+          } else if (!resync) {
+            // Busy while busy: ownership moves to the new partition, the stint continues
+            // (busy_since unchanged); the partition it leaves is handed back.
+            this.wPartitions[w]++;
+          } else {
+            this.wSinceNs[w] = t;
+          }
+          this.wPickNs[w] = t;
           this.wJob[w] = readU64(v, off + EV_OFF_JOB);
           this.wPartition[w] = v.getUint32(off + EV_OFF_PARTITION, true);
           const kind = v.getUint8(off + EV_OFF_KIND);
@@ -390,6 +526,7 @@ export class StateModel {
           handle,
           kind: kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX,
           states: new Uint8Array(n), // all PART_PENDING (0)
+          kernelNs: new Float64Array(n).fill(NaN),
           submittedNs: t,
           finished: false,
         };
@@ -400,7 +537,7 @@ export class StateModel {
       }
       case EV_JOB_STARTED: {
         const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
-        if (job && !resync) this.observer?.queueWait(job.kind, readU64(v, off + EV_OFF_VALUE) / NS_PER_S);
+        if (job && !resync) this.observer?.queueWait(job.kind, readU64(v, off + EV_OFF_VALUE) / NS_PER_S, job.handle);
         return;
       }
       case EV_JOB_DONE: {
@@ -410,17 +547,18 @@ export class StateModel {
         this.setUnfinished(this.unfinishedJobs - 1);
         // Partitions still live when the job ends (a failed/cancelled job) leave the gauges.
         for (let p = 0; p < job.states.length; p++) {
-          if (job.states[p] < LIVE_PARTITION_STATES) {
+          if (liveSlot(job.states[p]) >= 0) {
             this.moveLive(job.kind, job.states[p], PART_FAILED);
             job.states[p] = PART_FAILED;
           }
         }
+        if (this.ownedCount > 0) this.endOwnedJob(job.handle);
         if (resync) return;
         const outcome = v.getUint32(off + EV_OFF_AUX, true);
         if (outcome === OUTCOME_COMPLETED) this.kProofsCompleted[job.kind]++;
         else if (outcome === OUTCOME_FAILED) this.kProofsFailed[job.kind]++;
         else if (outcome === OUTCOME_CANCELLED) this.kProofsCancelled[job.kind]++;
-        this.observer?.proofDone(job.kind, outcome, readU64(v, off + EV_OFF_VALUE) / NS_PER_S);
+        this.observer?.proofDone(job.kind, outcome, readU64(v, off + EV_OFF_VALUE) / NS_PER_S, job.handle);
         return;
       }
       case EV_JOB_EVICTED: {
@@ -428,6 +566,7 @@ export class StateModel {
         const job = this.jobs.get(handle);
         if (!job) return;
         for (let p = 0; p < job.states.length; p++) this.moveLive(job.kind, job.states[p], PART_FAILED);
+        if (this.ownedCount > 0) this.endOwnedJob(handle);
         if (!job.finished) this.setUnfinished(this.unfinishedJobs - 1);
         this.jobs.delete(handle);
         return;
@@ -450,10 +589,42 @@ export class StateModel {
 
   /** Moves one partition of `kind` between states, keeping live counts and the GPU queue. */
   private moveLive(kind: number, from: number, to: number): void {
-    if (from < LIVE_PARTITION_STATES) this.kLive[kind * LIVE_PARTITION_STATES + from]--;
-    if (to < LIVE_PARTITION_STATES) this.kLive[kind * LIVE_PARTITION_STATES + to]++;
+    const a = liveSlot(from);
+    const b = liveSlot(to);
+    if (a >= 0) this.kLive[kind * LIVE_PARTITION_STATES + a]--;
+    if (b >= 0) this.kLive[kind * LIVE_PARTITION_STATES + b]++;
     if (from === PART_SYNTH_DONE) this.setSynthDone(this.synthDoneTotal - 1);
     if (to === PART_SYNTH_DONE) this.setSynthDone(this.synthDoneTotal + 1);
+  }
+
+  /**
+   * A partition ended: the worker that owned it as its newest owns nothing now. The end
+   * record names its worker on the native path; records without one (snapshots) are
+   * matched against every worker.
+   */
+  private endOwned(handle: number, p: number, w: number): void {
+    if (w < this.oPart.length) {
+      if (this.oPart[w] === p && this.oJob[w] === handle) {
+        this.oPart[w] = -1;
+        this.ownedCount--;
+      }
+      return;
+    }
+    for (let x = 0; x < this.oPart.length; x++) {
+      if (this.oPart[x] === p && this.oJob[x] === handle) {
+        this.oPart[x] = -1;
+        this.ownedCount--;
+      }
+    }
+  }
+
+  private endOwnedJob(handle: number): void {
+    for (let x = 0; x < this.oPart.length; x++) {
+      if (this.oPart[x] >= 0 && this.oJob[x] === handle) {
+        this.oPart[x] = -1;
+        this.ownedCount--;
+      }
+    }
   }
 
   // Starvation (DESIGN §5, as the native engine defines it): a GPU's lock is free, no
@@ -518,6 +689,7 @@ export class StateModel {
     for (let k = 0; k < KIND_SLOTS; k++) {
       set(this.kGpuNs, k, c.kindGpuNs[k] ?? 0);
       set(this.kSynthNs, k, c.kindSynthNs[k] ?? 0);
+      if (c.kindFinalizeNs) set(this.kFinalizeNs, k, c.kindFinalizeNs[k] ?? 0);
       set(this.kPartsCompleted, k, c.kindPartsCompleted[k] ?? 0);
       set(this.kPartsFailed, k, c.kindPartsFailed[k] ?? 0);
       set(this.kProofsCompleted, k, c.kindProofsCompleted[k] ?? 0);

@@ -13,6 +13,9 @@ import type { ModelObserver, StateModel } from '../engine/state-model';
 export const BUCKETS = {
   // Reference prover partitions take milliseconds; real cuzk GPU stages 0.3–5 s.
   partitionGpu: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+  // Split-proving finalize tails: cuzk's b_g2_msm epilogue ~0.4–1.7 s; the reference
+  // prover's are milliseconds on its scaled-down sizes.
+  partitionFinalize: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 4, 8, 16],
   // Real syntheses take 1–60 s (PoRep ~40 s), the reference prover's milliseconds.
   partitionSynthesis: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160],
   proof: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 2400],
@@ -25,6 +28,7 @@ export const BUCKETS = {
 export class ModelHistograms implements ModelObserver {
   private readonly gpuDuration: Histogram;
   private readonly synthDuration: Histogram;
+  private readonly finalizeDuration: Histogram;
   private readonly proofDuration: Histogram;
   private readonly queueWaitHist: Histogram;
   private readonly idleGap: Histogram;
@@ -37,6 +41,7 @@ export class ModelHistograms implements ModelObserver {
     const h = (name: string, description: string, buckets: readonly number[]) =>
       meter.createHistogram(name, { description, unit: '', advice: { explicitBucketBoundaries: [...buckets] } });
     this.gpuDuration = h('cuzk_partition_gpu_duration_seconds', 'GPU-stage duration of finished partitions.', BUCKETS.partitionGpu);
+    this.finalizeDuration = h('cuzk_partition_finalize_duration_seconds', 'Time finished partitions spent finalizing (GPU lock released, CPU epilogue running), where the source knows it.', BUCKETS.partitionFinalize);
     this.synthDuration = h('cuzk_partition_synthesis_duration_seconds', 'Synthesis duration of partitions.', BUCKETS.partitionSynthesis);
     this.proofDuration = h('cuzk_proof_duration_seconds', 'Submit to result of completed proofs.', BUCKETS.proof);
     this.queueWaitHist = h('cuzk_proof_queue_wait_seconds', 'Submit to first synthesis of proofs.', BUCKETS.queueWait);
@@ -45,6 +50,9 @@ export class ModelHistograms implements ModelObserver {
 
   partitionGpu(kind: number, seconds: number): void {
     this.gpuDuration.record(seconds, this.kindAttrs[kind]);
+  }
+  partitionFinalize(kind: number, seconds: number): void {
+    this.finalizeDuration.record(seconds, this.kindAttrs[kind]);
   }
   partitionSynthesis(kind: number, seconds: number): void {
     this.synthDuration.record(seconds, this.kindAttrs[kind]);

@@ -22,7 +22,7 @@ import {
   MetricProducer,
 } from '@opentelemetry/sdk-metrics';
 import type { Resource } from '@opentelemetry/resources';
-import { KIND_LABELS, LIVE_PARTITION_STATES, OTHER_KIND_INDEX, PARTITION_STATES, PROOF_KINDS } from '../engine/kinds';
+import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, PROOF_KINDS } from '../engine/kinds';
 import type { RunningTotals } from '../engine/source';
 import type { StateModel } from '../engine/state-model';
 
@@ -70,8 +70,9 @@ export class StateMetricProducer implements MetricProducer {
   private labels: Labels | null = null;
   private readonly kindAttrs = KIND_LABELS.map((k) => ({ proof_kind: k }));
   private readonly kindStateAttrs = KIND_LABELS.map((k) =>
-    PARTITION_STATES.slice(0, LIVE_PARTITION_STATES).map((s) => ({ proof_kind: k, state: s })),
+    LIVE_STATE_NAMES.map((s) => ({ proof_kind: k, state: s })),
   );
+  private readonly reasonAttrs = MISMATCH_REASONS.map((reason) => ({ reason }));
 
   constructor(private readonly ctx: ProducerContext) {}
 
@@ -157,7 +158,7 @@ export class StateMetricProducer implements MetricProducer {
     gauge('cuzk_gpu_worker_busy', 'Whether the GPU worker owns a partition now (1) or is idle (0), exact at collection time.', perWorker((w) => m.wBusy[w]));
     counter('cuzk_gpu_worker_busy_seconds_total', 'Seconds the GPU worker owned a partition, including the running partition up to the collection.', perWorker((w) => busyNs(w) / NS_PER_S));
     counter('cuzk_gpu_worker_partitions_total', 'Partitions the GPU worker finished (handed back).', perWorker((w) => m.wPartitions[w]));
-    gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds the GPU worker has owned its current partition; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
+    gauge('cuzk_gpu_worker_current_partition_seconds', 'Seconds since the GPU worker picked up the partition it owns now; 0 when idle.', perWorker((w) => m.workerStintSecondsAt(w, now)));
     if (m.topology.lockEvents) {
       counter('cuzk_gpu_busy_seconds_total', 'Seconds the per-GPU kernel lock was held, including a hold running at the collection.', perGpu((g) => heldNs(g) / NS_PER_S));
       counter('cuzk_gpu_starved_seconds_total', 'Seconds the GPU lock was free while proofs were outstanding but no synthesized partition was waiting (synthesis-bound).', perGpu((g) => starvedNs(g) / NS_PER_S));
@@ -166,8 +167,13 @@ export class StateMetricProducer implements MetricProducer {
     for (const k of kinds) {
       for (let s = 0; s < LIVE_PARTITION_STATES; s++) parts.push(pt(this.kindStateAttrs[k][s], m.kLive[k * LIVE_PARTITION_STATES + s]));
     }
-    gauge('cuzk_partitions', 'Partitions of live proofs now in each state (pending, synthesizing, synth_done, gpu).', parts);
+    gauge('cuzk_partitions', 'Partitions of live proofs now in each state (pending, synthesizing, synth_done, gpu, finalizing: kernels done and GPU lock released, CPU epilogue running; a source that cannot tell reports those as gpu).', parts);
     counter('cuzk_partition_gpu_seconds_total', 'GPU-stage seconds of finished partitions.', perKind(m.kGpuNs, NS_PER_S));
+    // Known only where the source reports the GPU-lock release (native engine): neither
+    // cuzk's /status nor its TIMELINE says when a partition's kernels ended.
+    if (m.topology.lockEvents) {
+      counter('cuzk_partition_finalize_seconds_total', 'Seconds finished partitions spent finalizing (split proving: GPU lock released, CPU epilogue running); included in the GPU-stage seconds.', perKind(m.kFinalizeNs, NS_PER_S));
+    }
     counter('cuzk_partition_synthesis_seconds_total', 'Synthesis seconds of finished partition syntheses.', perKind(m.kSynthNs, NS_PER_S));
     counter('cuzk_partitions_completed_total', 'Partitions that completed.', perKind(m.kPartsCompleted));
     counter('cuzk_partitions_failed_total', 'Partitions that failed (not counting partitions of cancelled proofs).', perKind(m.kPartsFailed));
@@ -179,7 +185,16 @@ export class StateMetricProducer implements MetricProducer {
     gauge('cuzk_synthesis_max_concurrent', 'Synthesis slots available.', [pt({}, m.synthMax)]);
     gauge('cuzk_memory_budget_bytes', 'Memory budget of the prover in bytes.', [pt({}, m.memoryBudgetBytes)]);
     gauge('cuzk_memory_used_bytes', 'Memory budget in use in bytes.', [pt({}, m.memoryUsedBytes)]);
-    gauge('cuzk_status_mismatch', "1 when partitions in the gpu state exceed busy GPU workers: the prover's own reports contradict each other.", [pt({}, m.statusMismatch() ? 1 : 0)]);
+    // One pass over the reasons; the flag is their OR (never a separate computation).
+    const reasons: Point[] = new Array(MISMATCH_REASONS.length);
+    let mismatch = 0;
+    for (let r = 0; r < MISMATCH_REASONS.length; r++) {
+      const on = m.mismatchReason(r) ? 1 : 0;
+      mismatch |= on;
+      reasons[r] = pt(this.reasonAttrs[r], on);
+    }
+    gauge('cuzk_status_mismatch', "1 when the prover's own reports contradict each other for certain (see cuzk_status_mismatch_reason); partitions in gpu/finalizing outnumbering busy workers is healthy split proving, not a mismatch.", [pt({}, mismatch)]);
+    gauge('cuzk_status_mismatch_reason', 'Which certain contradiction holds (1) or not (0): idle_with_partitions_on_gpu (partitions in gpu/finalizing while no worker is busy), owner_idle (a worker reported idle while its newest partition has not ended), surfaces_disagree (attached surfaces disagree on a worker).', reasons);
     counter('cuzk_exporter_events_total', 'State-change events ingested from the source.', [pt({}, m.eventsTotal)]);
     counter('cuzk_exporter_events_dropped_total', 'Events lost before ingestion (ring overflow); state and totals were re-synced.', [pt({}, m.eventsDropped)]);
     const errs: Point[] = [];
@@ -191,7 +206,7 @@ export class StateMetricProducer implements MetricProducer {
 
   private kindUsed(k: number): boolean {
     const m = this.ctx.model;
-    if (m.kGpuNs[k] || m.kSynthNs[k] || m.kPartsCompleted[k] || m.kPartsFailed[k]) return true;
+    if (m.kGpuNs[k] || m.kSynthNs[k] || m.kFinalizeNs[k] || m.kPartsCompleted[k] || m.kPartsFailed[k]) return true;
     if (m.kProofsCompleted[k] || m.kProofsFailed[k] || m.kProofsCancelled[k] || m.kQueueDepth[k]) return true;
     for (let s = 0; s < LIVE_PARTITION_STATES; s++) if (m.kLive[k * LIVE_PARTITION_STATES + s]) return true;
     return false;

@@ -46,6 +46,12 @@ export const ev = {
   queued: (t: number, job: number, kind: number, partitions: number, priority = 10, depth = 1) => ({ type: EV_JOB_QUEUED, tNs: t, job, kind, partition: partitions, value: priority, aux: depth }),
   started: (t: number, job: number, kind: number, waitNs: number) => ({ type: EV_JOB_STARTED, tNs: t, job, kind, value: waitNs }),
   part: (t: number, job: number, kind: number, p: number, state: number, durNs = 0, flags = 0) => ({ type: EV_PARTITION, tNs: t, job, kind, partition: p, aux: state, value: durNs, flags }),
+  /** Hand-off: the partition goes to the GPU, owned by `worker` (native ABI v2 names it). */
+  handoff: (t: number, gpu: number, worker: number, job: number, kind: number, p: number) => ({ type: EV_PARTITION, tNs: t, gpu, worker, job, kind, partition: p, aux: 3 }),
+  /** Split proving: kernels done, GPU lock released; value = ns from hand-off to the release. */
+  finalizing: (t: number, gpu: number, worker: number, job: number, kind: number, p: number, kernelNs: number) => ({ type: EV_PARTITION, tNs: t, gpu, worker, job, kind, partition: p, aux: 6, value: kernelNs }),
+  /** The partition ends (done 4 / failed 5); value = GPU-stage ns from hand-off to the end. */
+  end: (t: number, gpu: number, worker: number, job: number, kind: number, p: number, state: number, gpuNs: number) => ({ type: EV_PARTITION, tNs: t, gpu, worker, job, kind, partition: p, aux: state, value: gpuNs }),
   cancelledPart: (t: number, job: number, kind: number, p: number) => ({ type: EV_PARTITION, tNs: t, job, kind, partition: p, aux: 5, flags: EVF_ABANDONED }),
   busy: (t: number, gpu: number, worker: number, job: number, kind: number, p: number) => ({ type: EV_WORKER, tNs: t, gpu, worker, job, kind, partition: p, aux: 1 }),
   idle: (t: number, gpu: number, worker: number, job: number, kind: number, p: number, stintNs: number) => ({ type: EV_WORKER, tNs: t, gpu, worker, job, kind, partition: p, aux: 0, value: stintNs }),

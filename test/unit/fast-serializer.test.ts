@@ -69,7 +69,7 @@ describe('FastPrometheusSerializer writes what PrometheusSerializer writes', () 
     source.refresh();
     const { resourceMetrics } = await telemetry['prometheus'].collect();
     const body = same(resourceMetrics);
-    expect(body).toContain('cuzk_partition_gpu_duration_seconds_bucket{proof_kind="snap-update",le="+Inf"} 2');
+    expect(body).toContain('cuzk_partition_gpu_duration_seconds_bucket{proof_kind="snap-update",le="+Inf"} 3');
     await telemetry.shutdown();
   });
 

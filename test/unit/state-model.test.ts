@@ -1,6 +1,6 @@
 import { goldenSource, POREP, SNAP, WINNING, WPOST } from '../helpers/golden-script';
 import { ScriptedSource, ev, MS } from '../helpers/scripted-source';
-import { PART_GPU, LIVE_PARTITION_STATES } from '../../src/engine/kinds';
+import { LIVE_FINALIZING, LIVE_GPU, LIVE_PARTITION_STATES, MM_IDLE_WITH_PARTITIONS, MM_OWNER_IDLE, MM_SURFACES_DISAGREE } from '../../src/engine/kinds';
 import { encodeEvents } from '../../src/engine/event-layout';
 
 const live = (s: ScriptedSource, kind: number, state: number) => s.model.kLive[kind * LIVE_PARTITION_STATES + state];
@@ -11,26 +11,32 @@ describe('StateModel from a scripted event sequence', () => {
   const now = s.clockNs;
 
   test('worker busy time includes the running stint up to the collection', () => {
-    expect(m.workerBusyNsAt(0, now)).toBe(14 * MS); // 10 + 4, idle now
+    // 10 + 4 + the running stint 45 -> 60 (one stint over job 5's two partitions: the
+    // pickup of partition 1 at 47 moved ownership without ending it)
+    expect(m.workerBusyNsAt(0, now)).toBe(29 * MS);
     expect(m.workerBusyNsAt(1, now)).toBe(25 * MS); // 17 + running 8 (52 -> 60)
+    // current partition: since its own pickup, not since the stint began
+    expect(m.workerStintSecondsAt(0, now)).toBeCloseTo(0.013, 12);
     expect(m.workerStintSecondsAt(1, now)).toBeCloseTo(0.008, 12);
-    expect(m.wPartitions[0]).toBe(2);
+    expect(m.wPartitions[0]).toBe(3); // job 1 p0, job 2 p0, job 5 p0 (handed back at the move)
     expect(m.wPartitions[1]).toBe(1);
   });
 
   test('GPU lock held and starved time', () => {
-    expect(m.gpuLockHeldNsAt(0, now)).toBe(25 * MS); // 8 + 8 + 2 + running 7
+    expect(m.gpuLockHeldNsAt(0, now)).toBe(29 * MS); // 8 + 8 + 2 + 2 + 2 + running 7
     // lock free, no synthesized partition waiting, and a job outstanding:
     // 0-11, 20-21, 29-30 (job 1 done), 31-33, 33-34, 36-37 (job 2 done), 40-41 (job 3
-    // cancelled), 50-52, 52-53
-    expect(m.gpuStarvedNsAt(0, now)).toBe(21 * MS);
+    // cancelled), 42-44, 47-48, 50-52, 52-53
+    expect(m.gpuStarvedNsAt(0, now)).toBe(24 * MS);
   });
 
   test('per-kind totals count each finished partition once; cancellations are not failures', () => {
-    expect(m.kGpuNs[SNAP]).toBe(27 * MS);
+    expect(m.kGpuNs[SNAP]).toBe(30 * MS); // 10 + 17 + job 5 p0's 3 (its finalize tail included)
     expect(m.kGpuNs[WINNING]).toBe(4 * MS);
-    expect(m.kSynthNs[SNAP]).toBe(21 * MS);
-    expect(m.kPartsCompleted[SNAP]).toBe(2);
+    expect(m.kSynthNs[SNAP]).toBe(26 * MS); // 10 + 11 + 2 + 3
+    expect(m.kFinalizeNs[SNAP]).toBe(1 * MS); // job 5 p0: 3 ms GPU stage - 2 ms to the lock release
+    expect(m.kFinalizeNs[WPOST] + m.kFinalizeNs[WINNING] + m.kFinalizeNs[POREP]).toBe(0);
+    expect(m.kPartsCompleted[SNAP]).toBe(3);
     expect(m.kPartsFailed[WINNING]).toBe(1);
     expect(m.kPartsFailed[POREP]).toBe(0);
     expect(m.kProofsCompleted[SNAP]).toBe(1);
@@ -38,28 +44,26 @@ describe('StateModel from a scripted event sequence', () => {
     expect(m.kProofsCancelled[POREP]).toBe(1);
   });
 
-  test('gauges: partitions by state, busy workers, mismatch', () => {
-    expect(live(s, WPOST, PART_GPU)).toBe(1);
-    expect(m.partitionsOnGpu()).toBe(1);
-    expect(m.busyWorkers).toBe(1);
+  test('gauges: partitions by state, busy workers, ownership, mismatch', () => {
+    expect(live(s, WPOST, LIVE_GPU)).toBe(1);
+    expect(live(s, SNAP, LIVE_FINALIZING)).toBe(1);
+    expect(m.partitionsOnGpu()).toBe(2); // gpu + finalizing, as cuzk's /status counts them
+    expect(m.partitionsFinalizing()).toBe(1);
+    expect(m.busyWorkers).toBe(2);
+    expect([m.oJob[0], m.oPart[0], m.oJob[1], m.oPart[1]]).toEqual([5, 1, 4, 0]);
     expect(m.statusMismatch()).toBe(false);
-    for (let i = 0; i < m.kLive.length; i++) if (i !== WPOST * LIVE_PARTITION_STATES + PART_GPU) expect(m.kLive[i]).toBe(0);
-  });
-
-  test('a partition on the GPU without a busy worker is a mismatch (the historical bug)', () => {
-    const b = new ScriptedSource({ gpus: [{ ordinal: 0, name: 'g' }], workers: [{ id: 0, gpu: 0 }, { id: 1, gpu: 0 }], lockEvents: true });
-    b.apply([ev.queued(0, 7, SNAP, 2), ev.part(1, 7, SNAP, 0, 1), ev.part(2, 7, SNAP, 0, 2), ev.part(3, 7, SNAP, 0, 3)]);
-    expect(b.model.statusMismatch()).toBe(true);
-    b.apply([ev.busy(4, 0, 0, 7, SNAP, 0)]);
-    expect(b.model.statusMismatch()).toBe(false);
+    expect(m.mismatchReasons()).toEqual([]);
+    const nonzero = [WPOST * LIVE_PARTITION_STATES + LIVE_GPU, SNAP * LIVE_PARTITION_STATES + LIVE_FINALIZING];
+    for (let i = 0; i < m.kLive.length; i++) if (!nonzero.includes(i)) expect(m.kLive[i]).toBe(0);
   });
 
   test('events already applied (seq <= lastSeq) are skipped, unknown types ignored', () => {
     const before = m.eventsTotal;
-    const view = encodeEvents([{ seq: 1, tNs: 0, type: 4, worker: 0, aux: 1 }, { seq: m.lastSeq + 1, tNs: now, type: 999 }]);
+    // (worker 0 is busy at the end of the script: an old "idle" record must not apply)
+    const view = encodeEvents([{ seq: 1, tNs: 0, type: 4, worker: 0, aux: 0 }, { seq: m.lastSeq + 1, tNs: now, type: 999 }]);
     expect(m.applyEvents(view, 2)).toBe(1);
     expect(m.eventsTotal).toBe(before + 1);
-    expect(m.wBusy[0]).toBe(0);
+    expect(m.wBusy[0]).toBe(1);
   });
 
   test('topology change keeps surviving workers and drops vanished ones', () => {
@@ -72,5 +76,117 @@ describe('StateModel from a scripted event sequence', () => {
     expect(t.model.wBusyNs[0]).toBe(5 * MS);
     t.model.setTopology({ gpus: [{ ordinal: 0, name: 'g' }], workers: [{ id: 1, gpu: 0 }], lockEvents: false }, 7 * MS);
     expect(t.model.topologyVersion).toBe(v + 1); // unchanged topology is not a change
+  });
+});
+
+describe('status mismatch: only certain contradictions (split proving is not one)', () => {
+  // One GPU, two workers; one snap-update proof of 4 partitions, all synthesized.
+  const box = (): ScriptedSource => {
+    const b = new ScriptedSource({ gpus: [{ ordinal: 0, name: 'g' }], workers: [{ id: 0, gpu: 0 }, { id: 1, gpu: 0 }], lockEvents: true });
+    b.apply([ev.queued(0, 7, SNAP, 4)]);
+    for (let p = 0; p < 4; p++) b.apply([ev.part(1, 7, SNAP, p, 1), ev.part(2, 7, SNAP, p, 2, MS)]);
+    return b;
+  };
+  const reasons = (b: ScriptedSource) => [b.model.mismatchReason(MM_IDLE_WITH_PARTITIONS), b.model.mismatchReason(MM_OWNER_IDLE), b.model.statusMismatch()];
+
+  test('healthy split proving: 4 partitions in gpu/finalizing, 2 busy workers, never a mismatch', () => {
+    const b = box();
+    const m = b.model;
+    // Each worker: pick, kernels end (finalizing), pick the next while the first finalizes.
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0)]);
+    b.apply([ev.busy(11, 0, 1, 7, SNAP, 1), ev.handoff(11, 0, 1, 7, SNAP, 1)]);
+    expect(reasons(b)).toEqual([false, false, false]);
+    b.apply([ev.finalizing(20, 0, 0, 7, SNAP, 0, 10)]);
+    b.apply([ev.busy(21, 0, 0, 7, SNAP, 2), ev.handoff(21, 0, 0, 7, SNAP, 2)]);
+    b.apply([ev.finalizing(22, 0, 1, 7, SNAP, 1, 11)]);
+    b.apply([ev.busy(23, 0, 1, 7, SNAP, 3), ev.handoff(23, 0, 1, 7, SNAP, 3)]);
+    expect(m.partitionsOnGpu()).toBe(4);
+    expect(m.partitionsFinalizing()).toBe(2);
+    expect(m.busyWorkers).toBe(2);
+    expect(reasons(b)).toEqual([false, false, false]);
+    // The stint goes on through the move: busy since the first pickup, partition since the second.
+    expect(m.wSinceNs[0]).toBe(10);
+    expect(m.workerStintSecondsAt(0, 31)).toBeCloseTo(10e-9, 15);
+    expect(m.workerBusyNsAt(0, 31)).toBe(21);
+    // Older partitions end first (per-worker FIFO): the worker stays busy on its newer one.
+    b.apply([ev.end(30, 0, 0, 7, SNAP, 0, 4, 20)]);
+    expect([m.wBusy[0], m.oPart[0]]).toEqual([1, 2]);
+    expect(m.kFinalizeNs[SNAP]).toBe(10);
+    expect(m.kGpuNs[SNAP]).toBe(20);
+    expect(reasons(b)).toEqual([false, false, false]);
+    // The newest ends: the end group clears the worker (value = stint since its first pickup).
+    b.apply([ev.finalizing(35, 0, 0, 7, SNAP, 2, 14), ev.end(40, 0, 0, 7, SNAP, 2, 4, 19), ev.idle(40, 0, 0, 7, SNAP, 2, 30)]);
+    expect([m.wBusy[0], m.oPart[0], m.busyWorkers]).toEqual([0, -1, 1]);
+    expect(m.wBusyNs[0]).toBe(30);
+    expect(m.wPartitions[0]).toBe(2); // partition 0 handed back at the move, partition 2 at the end
+    expect(m.kFinalizeNs[SNAP]).toBe(10 + 5);
+    expect(reasons(b)).toEqual([false, false, false]);
+  });
+
+  test("the seed's state: partitions on the GPU while no worker at all is busy", () => {
+    const b = box();
+    // A hand-off whose worker-state update was skipped (fault mode "skip").
+    b.apply([ev.handoff(10, 0, 0, 7, SNAP, 0), ev.handoff(11, 0, 1, 7, SNAP, 1)]);
+    expect(reasons(b)).toEqual([true, true, true]);
+    expect(b.model.mismatchReasons()).toEqual(['idle_with_partitions_on_gpu', 'owner_idle']);
+    // Counts alone (a source that never names a partition's worker, e.g. cuzk's /status).
+    const c = box();
+    c.apply([ev.part(10, 7, SNAP, 0, 3), ev.part(11, 7, SNAP, 1, 6)]);
+    expect(reasons(c)).toEqual([true, false, true]);
+    c.apply([ev.busy(12, 0, 0, 7, SNAP, 0)]);
+    expect(reasons(c)).toEqual([false, false, false]);
+  });
+
+  test('a partial clobber (one worker of two) is visible only with ownership', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0)]);
+    b.apply([ev.busy(11, 0, 1, 7, SNAP, 1), ev.handoff(11, 0, 1, 7, SNAP, 1)]);
+    b.apply([ev.finalizing(20, 0, 0, 7, SNAP, 0, 10)]);
+    b.apply([ev.busy(21, 0, 0, 7, SNAP, 2), ev.handoff(21, 0, 0, 7, SNAP, 2)]);
+    // Partition 0 ends and clears worker 0 unconditionally, though it owns partition 2.
+    b.apply([ev.end(30, 0, 0, 7, SNAP, 0, 4, 20), ev.idle(30, 0, 0, 7, SNAP, 0, 20)]);
+    expect([m.busyWorkers, m.partitionsOnGpu()]).toEqual([1, 2]);
+    expect(reasons(b)).toEqual([false, true, true]);
+    expect(m.mismatchReasons()).toEqual(['owner_idle']);
+    // It stays until that partition ends (the later conditional clear is then a no-op).
+    b.apply([ev.finalizing(35, 0, 0, 7, SNAP, 2, 14), ev.end(40, 0, 0, 7, SNAP, 2, 4, 19)]);
+    expect(reasons(b)).toEqual([false, false, false]);
+  });
+
+  test('ownership ends with the job (cancelled/failed), records without a worker match by partition', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0), ev.busy(11, 0, 1, 7, SNAP, 1), ev.handoff(11, 0, 1, 7, SNAP, 1)]);
+    expect(m.ownedCount).toBe(2);
+    b.apply([ev.part(12, 7, SNAP, 1, 5, 0)]); // an end record that does not name its worker
+    expect([m.oPart[0], m.oPart[1], m.ownedCount]).toEqual([0, -1, 1]);
+    b.apply([ev.done(13, 7, SNAP, 2, 13)]);
+    expect([m.oPart[0], m.ownedCount, m.partitionsOnGpu()]).toEqual([-1, 0, 0]);
+  });
+
+  test('surfaces_disagree is set from outside the model (attach merge) and OR-ed into the flag', () => {
+    const b = box();
+    const m = b.model;
+    expect(m.statusMismatch()).toBe(false);
+    m.setMismatchReason('surfaces_disagree', true);
+    expect([m.mismatchReason(MM_SURFACES_DISAGREE), m.statusMismatch()]).toEqual([true, true]);
+    expect(m.mismatchReasons()).toEqual(['surfaces_disagree']);
+    m.setMismatchReason('surfaces_disagree', false);
+    expect(m.statusMismatch()).toBe(false);
+    expect(() => m.setMismatchReason('nonsense' as never, true)).toThrow(/unknown mismatch reason/);
+  });
+
+  test('partition state FINALIZING survives a topology change and a resync-flagged record sets no finalize time', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0)]);
+    b.apply([{ ...ev.finalizing(20, 0, 0, 7, SNAP, 0, 10), flags: 0x8000 }]);
+    b.apply([ev.end(30, 0, 0, 7, SNAP, 0, 4, 20), ev.idle(30, 0, 0, 7, SNAP, 0, 20)]);
+    expect(m.kGpuNs[SNAP]).toBe(20);
+    expect(m.kFinalizeNs[SNAP]).toBe(0); // kernel end unknown: not guessed
+    b.apply([ev.busy(40, 0, 1, 7, SNAP, 1), ev.handoff(40, 0, 1, 7, SNAP, 1)]);
+    m.setTopology({ gpus: [{ ordinal: 0, name: 'g' }], workers: [{ id: 1, gpu: 0 }], lockEvents: true }, 41);
+    expect([m.oJob[0], m.oPart[0], m.ownedCount, m.wBusy[0]]).toEqual([7, 1, 1, 1]);
   });
 });
