@@ -13,6 +13,7 @@ const COMMANDS: Record<Command, string> = {
   prove: 'Submit proofs to the reference prover, show progress and per-proof timings',
   bench: 'Run the benchmarks (same as npm run bench)',
   dashboards: 'Write the Grafana dashboards and Prometheus alert/recording rules to a folder',
+  simulate: 'Run a cuzk-compatible daemon (reference prover behind cuzk\'s gRPC, /status and TIMELINE surfaces, blind spots included) for tests and demos',
 };
 
 function addOptions(y: Argv, cmd: Command): Argv {
@@ -45,6 +46,8 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
       return (await import('../../bench/run')).benchCommand(o, log);
     case 'dashboards':
       return (await import('./dashboards')).dashboardsCommand(o);
+    case 'simulate':
+      return (await import('./simulate')).simulateCommand(o, log);
   }
 }
 
@@ -55,7 +58,7 @@ export async function main(args: string[]): Promise<number> {
     .usage('$0 <command> [options]\n\nPrometheus/OpenTelemetry exporter for GPU SNARK proving (Filecoin cuzk).')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true })
     .strict()
-    .demandCommand(1, 'a command is required: run, attach, prove, bench or dashboards')
+    .demandCommand(1, 'a command is required: run, attach, prove, bench, dashboards or simulate')
     .recommendCommands()
     .help()
     .alias('help', 'h')

@@ -10,7 +10,7 @@ import YAML from 'yaml';
 import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
 import { PROOF_KINDS } from '../engine/kinds';
 
-export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards';
+export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate';
 type OptType = 'string' | 'number' | 'integer' | 'boolean' | 'duration' | 'path';
 
 export interface OptSpec {
@@ -33,8 +33,8 @@ export class UsageError extends Error {
 }
 
 const SERVE: Command[] = ['run', 'attach'];
-const ENGINE: Command[] = ['run', 'prove'];
-const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards'];
+const ENGINE: Command[] = ['run', 'prove', 'simulate'];
+const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards', 'simulate'];
 
 export const OPTIONS: OptSpec[] = [
   { name: 'web.listen-address', type: 'string', default: ':9464', describe: 'Address to serve /metrics, /status and the status page on (host:port; ":9464" is every interface)', commands: SERVE, group: 'Web' },
@@ -59,14 +59,24 @@ export const OPTIONS: OptSpec[] = [
   { name: 'fault.fail-partition-rate', type: 'number', min: 0, max: 1, describe: 'FAULT INJECTION: each partition fails with this probability', commands: ENGINE, group: 'Fault injection (testing only)' },
   { name: 'fault.corrupt-proof-nth', type: 'integer', min: 1, describe: 'FAULT INJECTION: the n-th proof is corrupted (verification fails)', commands: ENGINE, group: 'Fault injection (testing only)' },
 
-  { name: 'workload.mix', type: 'string', default: 'porep-c2=1,snap-update=3,window-post=1,winning-post=1', describe: 'Proof kinds to submit, with weights', commands: ['run'], group: 'Workload' },
-  { name: 'workload.concurrency', type: 'integer', default: 4, min: 0, max: 10000, describe: 'Proofs kept in flight (0: no workload, serve metrics only)', commands: ['run'], group: 'Workload' },
-  { name: 'shutdown.grace', type: 'duration', default: '10s', min: 0, describe: 'On SIGINT/SIGTERM, proofs in flight get this long to finish before they are cancelled', commands: ['run', 'prove'], group: 'Workload' },
+  { name: 'workload.mix', type: 'string', default: 'porep-c2=1,snap-update=3,window-post=1,winning-post=1', describe: 'Proof kinds to submit, with weights', commands: ['run', 'simulate'], group: 'Workload' },
+  { name: 'workload.concurrency', type: 'integer', default: 4, min: 0, max: 10000, describe: 'Proofs kept in flight (0: no workload, serve metrics only)', commands: ['run', 'simulate'], group: 'Workload' },
+  { name: 'shutdown.grace', type: 'duration', default: '10s', min: 0, describe: 'On SIGINT/SIGTERM, proofs in flight get this long to finish before they are cancelled', commands: ['run', 'prove', 'simulate'], group: 'Workload' },
 
   { name: 'cuzk.status-url', type: 'string', describe: "URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status", commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status', commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status request after this long', commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies larger than this', commands: ['attach'], group: 'cuzk' },
+
+  { name: 'workload.count', type: 'integer', default: 0, min: 0, describe: 'Stop submitting after this many proofs (0: until stopped)', commands: ['simulate'], group: 'Workload' },
+  { name: 'simulate.grpc-listen', type: 'string', default: '127.0.0.1:9820', describe: 'Where the cuzk.v1.ProvingEngine gRPC service listens: unix:///path/cuzk.sock or host:port (port 0: any free port, printed at startup)', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.status-listen', type: 'string', default: '127.0.0.1:9821', describe: 'host:port of the /status listener, like cuzk\'s status_listen ("" turns it off, as cuzk\'s default does)', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.timeline-file', type: 'string', default: '-', describe: 'Where TIMELINE lines go: "-" for standard error (as cuzk), a file path (appended), or "" for nowhere', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.status-shows-post', type: 'boolean', default: false, describe: 'Fix /status\'s blind spot: show WindowPoSt/WinningPoSt jobs in pipelines, workers and counters (cuzk does not)', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.status-extensions', type: 'boolean', default: false, describe: 'Keep the reference engine\'s additions in /status (last_seq, gpus[], busy_total_secs, finalizing, …; engine truth, PoSt included); cuzk has none of them', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.grpc-clears-owner-only', type: 'boolean', default: false, describe: 'Fix GetStatus\'s finalizer race: a partition\'s end clears a worker\'s current_job only if it still runs that partition (cuzk clears it unconditionally)', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.truth-listen', type: 'string', describe: 'host:port serving GET /truth: the engine\'s native counters as JSON (nanoseconds), the ground truth for tests', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.truth-file', type: 'path', describe: 'Write the same ground-truth JSON to this file on SIGUSR2 and at exit', commands: ['simulate'], group: 'Simulate' },
 
   { name: 'kind', type: 'string', default: 'snap-update', choices: PROOF_KINDS, describe: 'Proof kind to submit', commands: ['prove'], group: 'Prove' },
   { name: 'count', type: 'integer', default: 1, min: 1, max: 100000, describe: 'Proofs to submit', commands: ['prove'], group: 'Prove' },
