@@ -413,6 +413,12 @@ export class AttachSource implements MetricsSource {
     this.prevCancelled = new Map(Object.keys(s.counters?.cancelled_by_kind ?? {}).map((k) => [k, 0]));
   }
 
+  /** MetricsSource.jobId (exemplars): the daemon's job id of a model job handle, whole. */
+  jobId(handle: number): string | undefined {
+    for (const [id, h] of this.handles) if (h === handle) return id;
+    return undefined;
+  }
+
   refresh(): void {
     // Sampled source: scrapes read the last applied snapshot; polling runs on its own.
   }

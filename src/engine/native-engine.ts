@@ -474,6 +474,18 @@ export class NativeEngine implements MetricsSource {
     return this.jobIds.get(job) ?? this.jobIdOf(job);
   }
 
+  /**
+   * MetricsSource.jobId (exemplars): the request id of a job, asked of the engine for jobs
+   * not submitted here; undefined once the engine no longer knows the job.
+   */
+  jobId(handle: number): string | undefined {
+    const known = this.jobIds.get(handle);
+    if (known !== undefined || this.handle === null || this.closing) return known;
+    const buf = Buffer.alloc(512);
+    const rc = this.lib.jobId(this.handle, handle, buf, buf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(buf) : undefined;
+  }
+
   private jobIdOf(job: number): string {
     const buf = Buffer.alloc(512);
     const rc = this.lib.jobId(this.h(), job, buf, buf.length, this.err, this.err.length) as number;

@@ -25,6 +25,12 @@ export interface MetricsSource {
    * absent: the model's event-derived totals are used.
    */
   runningTotals?(): RunningTotals | null;
+  /**
+   * The job id (the whole string the prover knows the job by) of a model job handle, or
+   * undefined when it is not known (any more). Only called when a histogram is observed
+   * (OpenMetrics exemplars), never per event.
+   */
+  jobId?(handle: number): string | undefined;
 }
 
 /** Per worker slot / GPU slot, ns, including intervals running at nowNs. */

@@ -24,15 +24,15 @@ const CACHE_LIMIT = 10_000;
 const NEEDS_SANITIZE = /[^a-z0-9_]/i;
 const NEEDS_ESCAPE = /[\\\n"]/;
 
-function escapeString(str: string): string {
+export function escapeString(str: string): string {
   return str.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
-function sanitizeName(name: string): string {
+export function sanitizeName(name: string): string {
   return name.replace(/[^a-z0-9_]/gi, '_').replace(/_{2,}/g, '_');
 }
 
-function valueString(value: number): string {
+export function valueString(value: number): string {
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';
   return `${value}`;

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
+import { Compression, MetricsReply, metricsReply } from './exposition';
 import { loadPageAssets } from './page/assets';
 import type { Telemetry } from './telemetry';
 import { BasicAuth, ClientAuth, WebConfig } from './web-config';
@@ -20,6 +21,8 @@ import { BasicAuth, ClientAuth, WebConfig } from './web-config';
 export interface ServerOptions {
   listenAddress: string;
   telemetryPath: string;
+  /** gzip the telemetry path's answer when the client accepts it (default), or never. */
+  compression?: Compression;
   webConfig?: WebConfig;
   source: MetricsSource;
   telemetry: Telemetry;
@@ -44,7 +47,6 @@ export function parseListenAddress(addr: string): { host?: string; port: number 
   return { host: host === '' ? undefined : host, port };
 }
 
-const EXPOSITION = 'text/plain; version=0.0.4; charset=utf-8';
 /** The page loads only its own files and /status; nothing may frame it. */
 const SECURITY_HEADERS = {
   'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -108,14 +110,15 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
       return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
     }
     if (pathname === opts.telemetryPath) {
-      let body: string;
+      // Text 0.0.4 or OpenMetrics by Accept, gzip by Accept-Encoding (exposition.ts).
+      let reply: MetricsReply;
       try {
-        body = await opts.telemetry.scrape();
+        reply = await metricsReply(opts.telemetry, req, opts.compression);
       } catch (err) {
         log.error('collection failed', { err: (err as Error).message });
         return send(res, 500, 'text/plain; charset=utf-8', `collection failed: ${(err as Error).message}\n`);
       }
-      return send(res, 200, EXPOSITION, body);
+      return send(res, 200, reply.contentType, reply.body, reply.headers);
     }
     if (pathname === '/status') {
       try {

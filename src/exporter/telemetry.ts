@@ -15,8 +15,10 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
+import { ExemplarHistograms, ExemplarStore } from './exemplars';
 import { FastPrometheusSerializer } from './fast-serializer';
-import { ModelHistograms } from './histograms';
+import type { ExpositionFormat } from './negotiate';
+import { OpenMetricsSerializer } from './openmetrics';
 import { SourceInfo, StateMetricProducer } from './state-metrics';
 
 export interface TelemetryOptions {
@@ -25,18 +27,29 @@ export interface TelemetryOptions {
   /** OTLP/HTTP metrics endpoint (e.g. http://collector:4318/v1/metrics); off when unset. */
   otlpEndpoint?: string;
   otlpIntervalMs?: number;
+  /** Wall clock (ms since the epoch) for exemplar timestamps; tests pin it. Default Date.now. */
+  wallClockMs?: () => number;
 }
 
 let diagRouted = false;
+
+/** One collection, serialised on demand once per format. */
+interface Collection {
+  body(format: ExpositionFormat): string;
+}
 
 export class Telemetry {
   readonly info: SourceInfo;
   private readonly prometheus: PrometheusExporter;
   /** Same bytes as PrometheusSerializer(undefined, false, undefined, true, true), faster (bench/). */
   private readonly serializer = new FastPrometheusSerializer();
+  /** The same collection as OpenMetrics 1.0.0, with exemplars (openmetrics.ts). */
+  private readonly omSerializer = new OpenMetricsSerializer();
+  /** Latest observation per bucket of the duration histograms, with its job (exemplars.ts). */
+  readonly exemplars: ExemplarStore;
   private readonly provider: MeterProvider;
   private lastCollectSeconds = 0;
-  private nextCollection: Promise<string> | null = null;
+  private nextCollection: Promise<Collection> | null = null;
 
   constructor(
     private readonly source: MetricsSource,
@@ -85,7 +98,8 @@ export class Telemetry {
     // Error series exist from the start (at 0), so alerts and dashboards see them.
     source.model.errors.declare('collect');
     source.model.errors.declare('status');
-    source.model.observer = new ModelHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model);
+    this.exemplars = new ExemplarStore((handle) => source.jobId?.(handle), opts.wallClockMs);
+    source.model.observer = new ExemplarHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model, this.exemplars);
   }
 
   /**
@@ -95,19 +109,22 @@ export class Telemetry {
    * Scrapes that arrive together share a collection: the first schedules one for the next
    * turn of the event loop and every scrape arriving before it starts gets its body. Each
    * body still reflects every event that happened before its request arrived, and N
-   * concurrent scrapers cost one collection instead of N queued ones.
+   * concurrent scrapers cost one collection instead of N queued ones (one serialisation
+   * per format asked for).
+   *
+   * `format`: the Prometheus text format 0.0.4 (default) or OpenMetrics 1.0.0 (negotiate.ts).
    */
-  scrape(): Promise<string> {
-    this.nextCollection ??= new Promise<string>((resolve, reject) => {
+  scrape(format: ExpositionFormat = 'text'): Promise<string> {
+    this.nextCollection ??= new Promise<Collection>((resolve, reject) => {
       setImmediate(() => {
         this.nextCollection = null;
         this.collectNow().then(resolve, reject);
       });
     });
-    return this.nextCollection;
+    return this.nextCollection.then((c) => c.body(format));
   }
 
-  private async collectNow(): Promise<string> {
+  private async collectNow(): Promise<Collection> {
     const t0 = process.hrtime.bigint();
     this.source.refresh();
     const { resourceMetrics, errors } = await this.prometheus.collect();
@@ -115,9 +132,23 @@ export class Telemetry {
       this.source.model.errors.inc('collect');
       throw new Error(`collection failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
     }
-    const body = this.serializer.serialize(resourceMetrics);
-    this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-    return body;
+    const bodies: Partial<Record<ExpositionFormat, string>> = {};
+    let timed = false;
+    return {
+      body: (format) => {
+        let body = bodies[format];
+        if (body === undefined) {
+          body = format === 'openmetrics' ? this.omSerializer.serialize(resourceMetrics, this.exemplars) : this.serializer.serialize(resourceMetrics);
+          bodies[format] = body;
+        }
+        // The scrape duration covers the collection and its first serialisation.
+        if (!timed) {
+          timed = true;
+          this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+        }
+        return body;
+      },
+    };
   }
 
   async shutdown(): Promise<void> {
