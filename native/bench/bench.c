@@ -56,7 +56,7 @@ static void bench_stages(void) {
       quotient_work q;
       quotient_prepare(&q, k);
       partition_proof pp;
-      quotient_run(&q, w, w + n, w + 2 * n, kind, 0, 42 + r, &pp, NULL);
+      quotient_run(&q, w, w + n, w + 2 * n, kind, 0, 42 + r, 7, &pp, NULL);
       quotient_release(&q);
       uint64_t t2 = cuzk_now_ns();
       if (secs(t0, t1) < synth) synth = secs(t0, t1);
@@ -82,7 +82,9 @@ static void bench_verify(void) {
   uint32_t len, valid = 0;
   cuzk_proof_copy(e, job, proof, sizeof proof, &len, err, sizeof err);
   uint64_t t0 = cuzk_now_ns();
-  cuzk_proof_verify(proof, len, &valid, err, sizeof err);
+  char id[256];
+  cuzk_job_id(e, job, id, sizeof id, err, sizeof err);
+  cuzk_proof_verify(proof, len, id, &valid, err, sizeof err);
   double t = secs(t0, cuzk_now_ns());
   unsigned k = KINDS[CUZK_KIND_POREP_C2].log2_size;
   printf("\ncuzk_proof_verify, porep-c2 (%u partitions of 2^%u): %.1f ms (valid=%u), %.1f ns per "

@@ -24,7 +24,12 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change of a signature, struct layout or enum value. */
-#define CUZK_ABI_VERSION 1u
+#define CUZK_ABI_VERSION 2u
+/* v2 (from v1): partition state CUZK_PART_FINALIZING and split proving (a worker's
+ * finalize tail runs while it picks its next partition; worker busy = cuzk's fixed
+ * semantics), event groups (CUZK_EVF_GROUP_END; cuzk_events_drain returns whole groups
+ * only), CUZK_CTR_KIND_WORDS 10 with CUZK_CTRK_FINALIZE_NS, proofs bound to their job
+ * (cuzk_proof_verify takes the request id; proof format version 2). */
 
 /* ---- status codes ------------------------------------------------------------------- */
 enum cuzk_status {
@@ -52,10 +57,13 @@ enum cuzk_partition_state { /* names as in cuzk's /status */
   CUZK_PART_PENDING = 0,      /* "pending" */
   CUZK_PART_SYNTHESIZING = 1, /* "synthesizing" */
   CUZK_PART_SYNTH_DONE = 2,   /* "synth_done": waiting for a GPU worker */
-  CUZK_PART_GPU = 3,          /* "gpu": owned by a GPU worker (prep, kernels, finalize) */
+  CUZK_PART_GPU = 3,          /* "gpu": handed to a GPU worker (prep, kernels) */
   CUZK_PART_DONE = 4,         /* "done" */
   CUZK_PART_FAILED = 5,       /* "failed" (also partitions of a cancelled job) */
-  CUZK_PART_STATE_COUNT = 6
+  CUZK_PART_FINALIZING = 6,   /* "finalizing": kernels done, GPU lock released, the CPU
+                               * finalize tail runs (split proving). The status snapshot
+                               * shows it as "gpu" with "finalizing": true, as cuzk does. */
+  CUZK_PART_STATE_COUNT = 7
 };
 
 enum cuzk_job_outcome {
@@ -70,15 +78,27 @@ enum cuzk_event_type {
   CUZK_EV_JOB_QUEUED = 1,
   /* job, kind; value = queue wait ns (submit -> first synthesis start) */
   CUZK_EV_JOB_STARTED = 2,
-  /* job, kind, partition; aux = new cuzk_partition_state; value = duration ns of the stage
-   * just left (synthesis ns on -> SYNTH_DONE, GPU-stage ns on GPU -> DONE/FAILED, else 0);
-   * gpu, worker set for transitions into and out of GPU. Into FAILED, flags has
+  /* job, kind, partition; aux = new cuzk_partition_state; value = ns of the stage just
+   * left: synthesis ns on -> SYNTH_DONE; on GPU -> FINALIZING, ns from the hand-off to the
+   * kernel lock's release; on GPU or FINALIZING -> DONE/FAILED, the whole GPU-stage ns from
+   * the hand-off to the end (as CUZK_CTRK_GPU_NS counts it); else 0. gpu, worker set on
+   * every transition into or out of GPU/FINALIZING. The GPU stage goes SYNTH_DONE -> GPU
+   * (hand-off) -> FINALIZING (kernels done) -> DONE/FAILED (tail ended); GPU -> FAILED
+   * directly when it fails or is abandoned before the tail. Into FAILED, flags has
    * CUZK_EVF_ABANDONED when the partition failed because of its job (cancel, a sibling's
    * failure, close) rather than by its own error. */
   CUZK_EV_PARTITION = 3,
-  /* gpu, worker, job, kind, partition; aux = 1 busy / 0 idle; value = busy ns of the stint
-   * on idle. Emitted only by the one place that hands partitions to workers and takes them
-   * back (and skipped for the fault-injected kind, reproducing the historical bug). */
+  /* gpu, worker, job, kind, partition. Busy semantics (cuzk after its race fix): a worker is
+   * busy from a pickup until the end of the LATEST partition it picked up.
+   * aux = 1 at EVERY hand-off, also when the worker is already busy (ownership moves to the
+   * new job/partition; value 0; the stint and its start continue).
+   * aux = 0 when the partition the worker owns ends: value = ns of the stint since its
+   * first pickup; job/partition = the partition whose end cleared the worker.
+   * A worker's partitions end in the order it picked them up, so on a healthy engine every
+   * partition in GPU/FINALIZING has a busy worker. Emitted only by the hand-off and the
+   * partition end (faults.status_bug_kind/mode change this, reproducing the historical
+   * bug: "clobber" clears the worker when a partition of that kind ends even if it owns a
+   * newer one; "skip" emits nothing for that kind). */
   CUZK_EV_WORKER = 4,
   /* gpu, worker; aux = 1 acquired / 0 released. Acquire: value = idle gap ns since the
    * previous release on that GPU (flags & CUZK_EVF_FIRST: first acquire, no gap).
@@ -100,6 +120,12 @@ enum cuzk_event_type {
 /* (addition) CUZK_EV_PARTITION into FAILED: the partition did not fail by itself; its job
  * was cancelled or another partition failed. Not counted in CUZK_CTRK_PARTS_FAILED. */
 #define CUZK_EVF_ABANDONED 0x2u
+/* Event groups. Every event emitted inside one critical section of the engine's state lock
+ * (one state transition: e.g. a take-back's worker idle + memory + partition done) belongs
+ * to one group, and the LAST event of every group carries CUZK_EVF_GROUP_END.
+ * cuzk_events_drain returns whole groups only, so a consumer that applies what one drain
+ * returned never observes half a transition. */
+#define CUZK_EVF_GROUP_END 0x4u
 
 /* 48 bytes, little-endian host layout, no padding. Decoded in JS with DataView. */
 typedef struct cuzk_event {
@@ -135,10 +161,10 @@ typedef struct cuzk_event {
 #define CUZK_CTR_MEM_USED 11u
 #define CUZK_CTR_UPTIME_NS 12u
 /* then CUZK_KIND_COUNT blocks of CUZK_CTR_KIND_WORDS: */
-#define CUZK_CTR_KIND_WORDS 8u
-#define CUZK_CTRK_GPU_NS 0u             /* GPU-stage ns of partitions that left the GPU
-                                         * stage (done, failed or abandoned); the same
-                                         * durations as the workers' busy ns */
+#define CUZK_CTR_KIND_WORDS 10u
+#define CUZK_CTRK_GPU_NS 0u             /* GPU-stage ns (hand-off -> end, finalize tail
+                                         * included) of partitions that left the GPU stage
+                                         * (done, failed or abandoned) */
 #define CUZK_CTRK_SYNTH_NS 1u           /* synthesis ns of completed syntheses */
 #define CUZK_CTRK_PARTS_COMPLETED 2u
 #define CUZK_CTRK_PARTS_FAILED 3u       /* own failures only (not CUZK_EVF_ABANDONED) */
@@ -146,6 +172,8 @@ typedef struct cuzk_event {
 #define CUZK_CTRK_PROOFS_FAILED 5u
 #define CUZK_CTRK_PROOFS_CANCELLED 6u
 #define CUZK_CTRK_QUEUE_DEPTH 7u        /* jobs queued, not started (now, not cumulative) */
+#define CUZK_CTRK_FINALIZE_NS 8u        /* ns spent in FINALIZING by partitions that left it */
+#define CUZK_CTRK_RESERVED 9u
 /* then n_gpus blocks of CUZK_CTR_GPU_WORDS: */
 #define CUZK_CTR_GPU_WORDS 4u
 #define CUZK_CTRG_LOCK_HELD_NS 0u  /* per-GPU kernel lock held */
@@ -155,8 +183,10 @@ typedef struct cuzk_event {
 #define CUZK_CTRG_RESERVED 3u
 /* then n_gpus * workers_per_gpu blocks of CUZK_CTR_WORKER_WORDS (global worker order): */
 #define CUZK_CTR_WORKER_WORDS 4u
-#define CUZK_CTRW_BUSY_NS 0u       /* time owning a partition, incl. the running stint */
-#define CUZK_CTRW_PARTITIONS 1u    /* partitions taken back by this worker */
+#define CUZK_CTRW_BUSY_NS 0u       /* busy time (from a pickup to the end of the latest
+                                    * partition picked up), incl. the running stint: the
+                                    * union of its partitions' GPU-stage intervals */
+#define CUZK_CTRW_PARTITIONS 1u    /* partitions whose GPU stage this worker ran that ended */
 #define CUZK_CTRW_BUSY 2u          /* 1 if it owns a partition now */
 #define CUZK_CTRW_RESERVED 3u
 
@@ -224,21 +254,34 @@ int cuzk_cancel(cuzk_engine *e, uint64_t job, char *err, size_t errlen);
 int cuzk_proof_copy(cuzk_engine *e, uint64_t job, uint8_t *buf, uint32_t cap,
                     uint32_t *len_out, char *err, size_t errlen);
 
-/* Verifies a proof produced by this engine without an engine: re-synthesizes each
- * partition's witness and checks A(s)*B(s) - C(s) == H(s) * (s^n - 1) at the challenge.
- * Returns CUZK_OK and *valid = 1 or 0 (with *valid = 0 the err buffer says why; sim-backend
- * proofs carry no arithmetic and always give 0); CUZK_EINVAL for malformed bytes. */
-int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *valid, char *err,
-                      size_t errlen);
+/* Verifies a proof produced by this engine without an engine, for the job it is presented
+ * for: request_id is that job's id (NUL-terminated, as cuzk_job_id returns it; must not be
+ * NULL). Proofs are bound to their job: the job seed (from the request id and the job
+ * handle in the proof header) enters every partition's Fiat-Shamir transcript and derives
+ * its witness seed, so a proof presented for another job does not verify. Re-synthesizes
+ * each partition's witness and checks A(s)*B(s) - C(s) == H(s) * (s^n - 1) at the
+ * challenge. Returns CUZK_OK and *valid = 1 or 0 (with *valid = 0 the err buffer says why;
+ * sim-backend proofs carry no arithmetic and always give 0); CUZK_EINVAL for malformed
+ * bytes or a NULL request_id. */
+int cuzk_proof_verify(const uint8_t *proof, uint32_t len, const char *request_id,
+                      uint32_t *valid, char *err, size_t errlen);
 
-/* Copies up to cap events (oldest first) into buf and advances the engine's single read
- * cursor. *n_out = events copied. *dropped_out = events lost to ring overflow since the
- * previous drain (a sequence gap: the caller should re-sync from cuzk_status_json and
- * cuzk_counters_read). Never blocks. One consumer at a time. */
+/* Copies the oldest undrained events into buf, WHOLE GROUPS ONLY (see CUZK_EVF_GROUP_END):
+ * as many complete groups as fit in cap events, so the last event copied always carries
+ * CUZK_EVF_GROUP_END and a group still being emitted is never returned. Advances the
+ * engine's single read cursor past what was copied. *n_out = events copied.
+ * *dropped_out = events lost since the previous drain: overwritten by ring overflow, plus
+ * the rest of any group whose head was overwritten (skipped so no partial group is ever
+ * returned) — a sequence gap: the caller should re-sync from cuzk_status_json and
+ * cuzk_counters_read. If the oldest whole group has more events than cap (a group is
+ * normally 1-6 events; aborting a job emits one per partition), nothing is copied or
+ * consumed and the call returns CUZK_ERANGE with *n_out = that group's size and
+ * *dropped_out = 0: call again with a buffer of at least *n_out events. Never blocks.
+ * One consumer at a time. */
 int cuzk_events_drain(cuzk_engine *e, cuzk_event *buf, uint32_t cap, uint32_t *n_out,
                       uint64_t *dropped_out, char *err, size_t errlen);
 
-/* Blocks until at least one undrained event exists (CUZK_OK), timeout_ms passes
+/* Blocks until at least one undrained whole group exists (CUZK_OK), timeout_ms passes
  * (CUZK_ETIMEDOUT) or the engine closes (CUZK_ECLOSED). Call it from a worker thread.
  * timeout_ms 0 polls; UINT32_MAX waits without a limit. */
 int cuzk_events_wait(cuzk_engine *e, uint32_t timeout_ms, char *err, size_t errlen);

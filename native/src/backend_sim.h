@@ -9,7 +9,7 @@
 struct cuzk_engine;
 struct job;
 
-enum sim_stage { SIM_STAGE_SYNTH, SIM_STAGE_GPU };
+enum sim_stage { SIM_STAGE_SYNTH, SIM_STAGE_GPU, SIM_STAGE_FINALIZE };
 
 /* Draws a duration in ns; call with e->mu held (uses the engine's sim PRNG). */
 uint64_t sim_draw_ns(struct cuzk_engine *e, uint32_t kind, int stage);

@@ -26,12 +26,17 @@ void config_defaults(engine_config *cfg) {
     cfg->sizes[k] = KINDS[k].log2_size;
     cfg->sim[k].synth_ms = KINDS[k].sim_synth_ms;
     cfg->sim[k].gpu_ms = KINDS[k].sim_gpu_ms;
+    cfg->sim[k].finalize_ms = KINDS[k].sim_finalize_ms;
     cfg->sim[k].jitter = KINDS[k].sim_jitter;
   }
   cfg->time_scale = 1.0;
+  cfg->split_proving = 1;
+  cfg->finalize_queue = 4;
+  cfg->finalize_passes = CFG_DEFAULT_FINALIZE_PASSES;
   cfg->seed = 1;
   cfg->faults.seed = 1;
   cfg->faults.status_bug_kind = -1;
+  cfg->faults.status_bug_mode = STATUS_BUG_CLOBBER;
 }
 
 const char *backend_name(int backend) { return backend == BACKEND_SIM ? "sim" : "cpu"; }
@@ -129,10 +134,13 @@ static int parse_sim(ctx *c, const json_value *v, engine_config *cfg) {
         r = cfg_double(c, fkey, &f->value, 0, CFG_MAX_SIM_MS, 0, &cfg->sim[k].synth_ms);
       else if (strcmp(f->key, "gpu_ms") == 0)
         r = cfg_double(c, fkey, &f->value, 0, CFG_MAX_SIM_MS, 0, &cfg->sim[k].gpu_ms);
+      else if (strcmp(f->key, "finalize_ms") == 0)
+        r = cfg_double(c, fkey, &f->value, 0, CFG_MAX_SIM_MS, 0, &cfg->sim[k].finalize_ms);
       else if (strcmp(f->key, "jitter") == 0)
         r = cfg_double(c, fkey, &f->value, 0, 1, 0, &cfg->sim[k].jitter);
       else
-        return bad(c, fkey, "unknown key (expected %s)", "synth_ms, gpu_ms or jitter");
+        return bad(c, fkey, "unknown key (expected %s)",
+                   "synth_ms, gpu_ms, finalize_ms or jitter");
     }
   }
   return r;
@@ -165,10 +173,16 @@ static int parse_faults(ctx *c, const json_value *v, engine_config *cfg) {
                      "porep-c2, snap-update, window-post or winning-post");
         cfg->faults.status_bug_kind = k;
       }
+    } else if (strcmp(m->key, "status_bug_mode") == 0) {
+      if (x->type != JSON_STRING)
+        return bad(c, key, "must be \"clobber\" or \"skip\", not %s", json_type_name(x->type));
+      if (strcmp(x->str, "clobber") == 0) cfg->faults.status_bug_mode = STATUS_BUG_CLOBBER;
+      else if (strcmp(x->str, "skip") == 0) cfg->faults.status_bug_mode = STATUS_BUG_SKIP;
+      else return bad(c, key, "unknown mode (expected %s)", "\"clobber\" or \"skip\"");
     } else {
       return bad(c, key, "unknown key (expected %s)",
-                 "fail_partition_nth, fail_partition_rate, seed, corrupt_proof_nth or "
-                 "status_bug_kind");
+                 "fail_partition_nth, fail_partition_rate, seed, corrupt_proof_nth, "
+                 "status_bug_kind or status_bug_mode");
     }
   }
   return r;
@@ -254,6 +268,13 @@ int config_parse(const char *json, engine_config *cfg, char *err, size_t errlen)
       r = parse_sizes(&c, v, cfg);
     } else if (strcmp(k, "sim") == 0) {
       r = parse_sim(&c, v, cfg);
+    } else if (strcmp(k, "split_proving") == 0) {
+      if (v->type != JSON_BOOL) r = bad(&c, k, "must be true or false, not %s", json_type_name(v->type));
+      else cfg->split_proving = v->boolean;
+    } else if (strcmp(k, "finalize_queue") == 0) {
+      r = cfg_u32(&c, k, v, 1, CFG_MAX_FINALIZE_QUEUE, &cfg->finalize_queue);
+    } else if (strcmp(k, "finalize_passes") == 0) {
+      r = cfg_u32(&c, k, v, 1, CFG_MAX_FINALIZE_PASSES, &cfg->finalize_passes);
     } else if (strcmp(k, "time_scale") == 0) {
       r = cfg_double(&c, k, v, 0, 1000, 1, &cfg->time_scale);
     } else if (strcmp(k, "seed") == 0) {

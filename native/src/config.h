@@ -18,11 +18,15 @@
 #define CFG_MAX_BUDGET (1ull << 50)
 #define CFG_MAX_SIM_MS 1.0e7
 #define CFG_NAME_MAX 64u /* bytes incl. NUL */
+#define CFG_MAX_FINALIZE_QUEUE 64u
+#define CFG_MAX_FINALIZE_PASSES 256u
+#define CFG_DEFAULT_FINALIZE_PASSES 4u
 
 enum backend_kind { BACKEND_CPU = 0, BACKEND_SIM = 1 };
+enum status_bug_mode { STATUS_BUG_CLOBBER = 0, STATUS_BUG_SKIP = 1 };
 
 typedef struct sim_timing {
-  double synth_ms, gpu_ms, jitter;
+  double synth_ms, gpu_ms, finalize_ms, jitter;
 } sim_timing;
 
 typedef struct engine_config {
@@ -38,6 +42,9 @@ typedef struct engine_config {
   uint32_t sizes[CUZK_KIND_COUNT];
   sim_timing sim[CUZK_KIND_COUNT];
   double time_scale;
+  int split_proving;         /* the finalize tail runs on the worker's finalizer thread */
+  uint32_t finalize_queue;   /* per-worker bound of partitions waiting for the finalizer */
+  uint32_t finalize_passes;  /* cpu backend: evaluation passes of the finalize tail */
   uint64_t seed;
   char gpu_names[CFG_MAX_GPUS][CFG_NAME_MAX]; /* "" = default name */
   struct {
@@ -46,6 +53,7 @@ typedef struct engine_config {
     uint64_t seed;
     uint64_t corrupt_proof_nth;
     int status_bug_kind; /* -1 = off */
+    int status_bug_mode; /* enum status_bug_mode */
   } faults;
 } engine_config;
 

@@ -38,6 +38,7 @@ void counters_fill(cuzk_engine *e, uint64_t *buf, uint64_t now) {
     k[CUZK_CTRK_PROOFS_FAILED] = c->proofs_failed;
     k[CUZK_CTRK_PROOFS_CANCELLED] = c->proofs_cancelled;
     k[CUZK_CTRK_QUEUE_DEPTH] = e->queued_by_kind[i];
+    k[CUZK_CTRK_FINALIZE_NS] = c->finalize_ns;
   }
   uint64_t *g = k;
   for (uint32_t i = 0; i < e->cfg.gpus; i++, g += CUZK_CTR_GPU_WORDS) {

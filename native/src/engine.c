@@ -22,10 +22,10 @@ int api_enter(cuzk_engine *e, const char *fn, char *err, size_t errlen) {
             fn);
     return CUZK_EINVAL;
   }
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   int closing = e->closing;
   if (!closing) e->calls++;
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   if (closing) {
     err_set(err, errlen, "%s: engine is closing", fn);
     return CUZK_ECLOSED;
@@ -34,25 +34,25 @@ int api_enter(cuzk_engine *e, const char *fn, char *err, size_t errlen) {
 }
 
 void api_leave(cuzk_engine *e) {
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   if (--e->calls == 0 && e->closing) pthread_cond_broadcast(&e->cv_calls);
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
 }
 
 void *housekeeping_main(void *arg) {
   cuzk_engine *e = arg;
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   while (!e->stopping) {
     uint64_t next = sched_evict_due(e, mono_ns());
     if (next == UINT64_MAX) {
-      pthread_cond_wait(&e->cv_house, &e->mu);
+      state_wait(e, &e->cv_house);
     } else {
       struct timespec dl;
       ts_from_ns(&dl, next);
-      pthread_cond_timedwait(&e->cv_house, &e->mu, &dl);
+      state_timedwait(e, &e->cv_house, &dl);
     }
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   return NULL;
 }
 
@@ -68,23 +68,45 @@ static void init_cond(pthread_cond_t *cv) {
  * engine. Jobs must already be aborted (close) or absent (failed open). */
 static void engine_teardown(cuzk_engine *e) {
   if (e->sync_init) {
-    pthread_mutex_lock(&e->mu);
+    state_lock(e);
     e->stopping = 1;
     pthread_cond_broadcast(&e->cv_synth);
     pthread_cond_broadcast(&e->cv_gpu);
     pthread_cond_broadcast(&e->cv_house);
     pthread_cond_broadcast(&e->cv_sleep);
     pthread_cond_broadcast(&e->cv_done);
-    pthread_mutex_unlock(&e->mu);
+    state_unlock(e);
   }
   for (uint32_t i = 0; i < e->n_synth_started; i++) pthread_join(e->synth_threads[i], NULL);
+  /* workers first (one may wait for a queue slot its finalizer frees), then finalizers,
+   * which end every partition still queued (its job is aborted: tails are cut short) */
   for (uint32_t i = 0; e->workers && i < e->n_workers; i++)
     if (e->workers[i].thread_started) pthread_join(e->workers[i].thread, NULL);
+  if (e->sync_init && e->workers) {
+    state_lock(e);
+    for (uint32_t i = 0; i < e->n_workers; i++) {
+      e->workers[i].exited = 1; /* also those whose thread never started */
+      if (e->workers[i].fin_cv_init) pthread_cond_signal(&e->workers[i].fin_cv);
+    }
+    state_unlock(e);
+  }
+  for (uint32_t i = 0; e->workers && i < e->n_workers; i++)
+    if (e->workers[i].fin_started) pthread_join(e->workers[i].fin_thread, NULL);
   if (e->house_started) pthread_join(e->house_thread, NULL);
   while (e->jobs_head) {
     job *j = e->jobs_head;
     e->jobs_head = j->next;
     job_free(j);
+  }
+  for (uint32_t i = 0; e->workers && i < e->n_workers; i++) {
+    worker *w = &e->workers[i];
+    if (w->fin_cv_init) {
+      pthread_cond_destroy(&w->fin_cv);
+      pthread_cond_destroy(&w->space_cv);
+    }
+    for (uint32_t k = 0; k < w->fq_len; k++) /* never left by a finalizer; defensive */
+      free(w->fq[(w->fq_head + k) % e->cfg.finalize_queue].h);
+    free(w->fq);
   }
   for (uint32_t g = 0; e->gpus && g < e->cfg.gpus; g++) {
     if (!e->gpus[g].kernel_lock_init) continue;
@@ -169,13 +191,32 @@ CUZK_EXPORT int cuzk_engine_open(const char *config_json, cuzk_engine **out, cha
     snprintf(gs->uuid, sizeof gs->uuid, "GPU-00000000-0000-0000-0000-%012x", g);
   }
   /* start idle GPUs' starvation clocks: nothing outstanding yet, so none is starved */
-  int terr = 0;
-  for (uint32_t i = 0; i < e->n_workers && !terr; i++) {
+  for (uint32_t i = 0; i < e->n_workers; i++) {
     worker *w = &e->workers[i];
     w->e = e;
     w->id = i;
     w->gpu = i / c->workers_per_gpu;
     w->index = i % c->workers_per_gpu;
+    if (c->split_proving) {
+      w->fq = calloc(c->finalize_queue, sizeof *w->fq);
+      if (!w->fq) {
+        engine_teardown(e);
+        err_set(err, errlen, "cuzk_engine_open: out of memory");
+        return CUZK_ENOMEM;
+      }
+      init_cond(&w->fin_cv);
+      init_cond(&w->space_cv);
+      w->fin_cv_init = 1;
+    }
+  }
+  int terr = 0;
+  for (uint32_t i = 0; i < e->n_workers && !terr && c->split_proving; i++) {
+    worker *w = &e->workers[i];
+    terr = pthread_create(&w->fin_thread, NULL, gpu_finalizer_main, w);
+    w->fin_started = terr == 0;
+  }
+  for (uint32_t i = 0; i < e->n_workers && !terr; i++) {
+    worker *w = &e->workers[i];
     terr = pthread_create(&w->thread, NULL, gpu_worker_main, w);
     w->thread_started = terr == 0;
   }
@@ -211,9 +252,9 @@ CUZK_EXPORT int cuzk_engine_close(cuzk_engine **engine, char *err, size_t errlen
     err_set(err, errlen, "cuzk_engine_close: not a live engine handle");
     return CUZK_EINVAL;
   }
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   if (e->closing) {
-    pthread_mutex_unlock(&e->mu);
+    state_unlock(e);
     err_set(err, errlen, "cuzk_engine_close: close already in progress");
     return CUZK_EINVAL;
   }
@@ -226,10 +267,10 @@ CUZK_EXPORT int cuzk_engine_close(cuzk_engine **engine, char *err, size_t errlen
   for (job *j = e->jobs_head; j; j = j->next)
     if (!j->finished) sched_abort_job(e, j, now, 1, 0, "cancelled: engine closed");
   pthread_cond_broadcast(&e->cv_done); /* blocked awaits return CUZK_ECLOSED */
-  pthread_mutex_unlock(&e->mu);
-  pthread_mutex_lock(&e->mu);
-  while (e->calls > 0) pthread_cond_wait(&e->cv_calls, &e->mu);
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
+  state_lock(e);
+  while (e->calls > 0) state_wait(e, &e->cv_calls);
+  state_unlock(e);
   engine_teardown(e);
   *engine = NULL;
   return CUZK_OK;

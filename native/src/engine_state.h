@@ -2,7 +2,10 @@
  * struct cuzk_engine (no globals). Locking:
  *   - e->mu (the "state lock") guards every field marked [mu]: jobs, partitions, workers'
  *     and GPUs' bookkeeping, counters. Every event is emitted while holding it, so a
- *     snapshot taken under it reflects exactly the events up to its last_seq.
+ *     snapshot taken under it reflects exactly the events up to its last_seq. Take and
+ *     leave it ONLY through state_lock/state_unlock/state_wait/state_timedwait: leaving a
+ *     critical section (unlock, or a condvar wait) ends its event group (CUZK_EVF_GROUP_END),
+ *     which is what lets a drain return whole transitions only.
  *   - the per-GPU "kernel lock" (a ticket lock on gpu_state.kernel_mu/kernel_cv) is held
  *     only around the kernels; kernel_mu itself is held only for the ticket bookkeeping.
  *   - the event ring has its own mutex.
@@ -14,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "config.h"
 #include "cuzk_engine.h"
@@ -39,8 +43,13 @@ typedef struct partition { /* all [mu] */
   uint16_t worker;        /* global worker id, NO_WORKER */
   uint64_t synth_start, synth_ns;
   uint64_t gpu_start, gpu_ns;
+  uint64_t fin_start;     /* FINALIZING since (valid in FINALIZING and after it) */
+  uint8_t fin_started;    /* the partition entered FINALIZING */
+  uint8_t synth_completed;/* its synthesis ran to the end (snapshot synth_ms) */
+  uint8_t abandoned;      /* FAILED because of its job (CUZK_EVF_ABANDONED) */
   uint64_t seed;          /* witness seed (job seed, kind, index) */
-  uint64_t sim_gpu_ns;    /* sim backend: drawn GPU-stage duration */
+  uint64_t sim_gpu_ns;    /* sim backend: drawn kernel duration (under the GPU lock) */
+  uint64_t sim_fin_ns;    /* sim backend: drawn finalize-tail duration */
   gl_t *witness;          /* A | B | C, 3n elements; synthesis -> take-back */
   uint64_t mem_bytes;     /* bytes reserved from the memory budget, 0 when none */
   partition_proof proof;  /* filled by the GPU stage */
@@ -71,16 +80,40 @@ typedef struct job {
   partition *parts;
 } job;
 
+/* A partition whose kernels are done, on its way through the finalize tail to its end
+ * (the worker's finalizer runs it; with split proving off, the worker itself). */
+typedef struct fin_item {
+  job *j;
+  uint32_t idx;
+  int outcome;            /* gpu_outcome of the kernel stage */
+  char reason[160];
+  gl_t *h;                /* cpu: H coefficients from the kernels (owned), else NULL */
+  const gl_t *witness;    /* cpu: A | B | C coefficients (the partition's, freed at its end) */
+  unsigned log2n;
+  uint32_t kind;
+  uint64_t seed, job_seed, sim_fin_ns;
+} fin_item;
+
 typedef struct worker {
   struct cuzk_engine *e;
   uint32_t gpu, index, id;
   pthread_t thread;
   int thread_started;
-  /* [mu] — set by sched_handoff, cleared by sched_takeback, nowhere else */
+  /* [mu] — set by sched_handoff, cleared by sched_takeback, nowhere else. job/partition:
+   * the partition the worker owns now (its latest pickup); busy_since: the stint's start */
   int busy;
   job *job;
   uint32_t partition;
   uint64_t busy_since, busy_ns, partitions;
+  /* split proving: this worker's finalizer thread and its bounded FIFO [mu] */
+  pthread_t fin_thread;
+  int fin_started;
+  pthread_cond_t fin_cv;   /* finalizer: an item arrived, or the worker exited */
+  pthread_cond_t space_cv; /* worker: a queue slot became free */
+  int fin_cv_init;
+  fin_item *fq;            /* finalize_queue slots */
+  uint32_t fq_head, fq_len;
+  int exited;              /* the worker thread left its loop (no more items) */
 } worker;
 
 typedef struct gpu_state {
@@ -101,7 +134,7 @@ typedef struct gpu_state {
 } gpu_state;
 
 typedef struct kind_counters {
-  uint64_t gpu_ns, synth_ns, parts_completed, parts_failed;
+  uint64_t gpu_ns, synth_ns, finalize_ns, parts_completed, parts_failed;
   uint64_t proofs_completed, proofs_failed, proofs_cancelled;
 } kind_counters;
 
@@ -128,6 +161,7 @@ struct cuzk_engine {
   event_ring ring;
 
   /* [mu] */
+  int group_open;          /* events emitted since the critical section began */
   int closing, stopping;
   uint32_t calls;
   job *jobs_head, *jobs_tail;
@@ -155,11 +189,36 @@ struct cuzk_engine {
   int house_started;
 };
 
-/* Emits an event; call with e->mu held. */
+/* Emits an event into the current critical section's group; call with e->mu held. */
 static inline void emit(struct cuzk_engine *e, uint16_t type, uint64_t t, uint64_t job,
                         uint64_t value, uint32_t partition, uint8_t kind, uint8_t gpu,
                         uint16_t worker, uint16_t flags, uint32_t aux) {
   event_emit(&e->ring, type, t, job, value, partition, kind, gpu, worker, flags, aux);
+  e->group_open = 1;
+}
+
+/* The state lock. Leaving a critical section (unlock or condvar wait) commits the events
+ * it emitted as one group. */
+static inline void state_lock(struct cuzk_engine *e) { pthread_mutex_lock(&e->mu); }
+static inline void state_commit(struct cuzk_engine *e) {
+  if (e->group_open) {
+    event_ring_commit(&e->ring);
+    e->group_open = 0;
+  }
+}
+static inline void state_unlock(struct cuzk_engine *e) {
+  state_commit(e);
+  pthread_mutex_unlock(&e->mu);
+}
+static inline void state_wait(struct cuzk_engine *e, pthread_cond_t *cv) {
+  state_commit(e);
+  pthread_cond_wait(cv, &e->mu);
+}
+/* Returns pthread_cond_timedwait's result (ETIMEDOUT on timeout). */
+static inline int state_timedwait(struct cuzk_engine *e, pthread_cond_t *cv,
+                                  const struct timespec *deadline) {
+  state_commit(e);
+  return pthread_cond_timedwait(cv, &e->mu, deadline);
 }
 
 #endif

@@ -80,16 +80,16 @@ CUZK_EXPORT int cuzk_submit(cuzk_engine *e, uint32_t kind, int32_t priority,
     parts[i].worker = NO_WORKER;
   }
 
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   if (e->closing) { /* close began after our api_enter: it has already cancelled everything */
-    pthread_mutex_unlock(&e->mu);
+    state_unlock(e);
     job_free(j);
     err_set(err, errlen, "cuzk_submit: engine is closing");
     api_leave(e);
     return CUZK_ECLOSED;
   }
   if (e->queued_total >= e->cfg.queue_limit) {
-    pthread_mutex_unlock(&e->mu);
+    state_unlock(e);
     job_free(j);
     err_set(err, errlen, "cuzk_submit: queue full (%u jobs waiting to start, queue_limit %u)",
             e->cfg.queue_limit, e->cfg.queue_limit);
@@ -110,7 +110,7 @@ CUZK_EXPORT int cuzk_submit(cuzk_engine *e, uint32_t kind, int32_t priority,
   j->submit_ns = now;
   sched_enqueue(e, j, now);
   *job_out = j->handle;
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return CUZK_OK;
 }
@@ -142,7 +142,7 @@ CUZK_EXPORT int cuzk_await(cuzk_engine *e, uint64_t handle, uint32_t timeout_ms,
   }
   struct timespec dl;
   if (timeout_ms != WAIT_FOREVER) deadline_after_ns(&dl, (uint64_t)timeout_ms * 1000000ull);
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   job *j = sched_find(e, handle);
   if (!j) {
     r = CUZK_ENOTFOUND;
@@ -151,9 +151,8 @@ CUZK_EXPORT int cuzk_await(cuzk_engine *e, uint64_t handle, uint32_t timeout_ms,
   } else {
     j->awaiters++; /* pins the job against eviction while we sleep */
     while (!j->finished && !e->closing && timeout_ms != 0) {
-      int w = timeout_ms == WAIT_FOREVER ? pthread_cond_wait(&e->cv_done, &e->mu)
-                                         : pthread_cond_timedwait(&e->cv_done, &e->mu, &dl);
-      if (w == ETIMEDOUT) break;
+      if (timeout_ms == WAIT_FOREVER) state_wait(e, &e->cv_done);
+      else if (state_timedwait(e, &e->cv_done, &dl) == ETIMEDOUT) break;
     }
     if (e->closing) {
       r = CUZK_ECLOSED;
@@ -167,7 +166,7 @@ CUZK_EXPORT int cuzk_await(cuzk_engine *e, uint64_t handle, uint32_t timeout_ms,
     }
     if (--j->awaiters == 0 && j->finished) pthread_cond_signal(&e->cv_house);
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return r;
 }
@@ -175,7 +174,7 @@ CUZK_EXPORT int cuzk_await(cuzk_engine *e, uint64_t handle, uint32_t timeout_ms,
 CUZK_EXPORT int cuzk_cancel(cuzk_engine *e, uint64_t handle, char *err, size_t errlen) {
   int r = api_enter(e, "cuzk_cancel", err, errlen);
   if (r != CUZK_OK) return r;
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   job *j = sched_find(e, handle);
   if (!j) {
     r = CUZK_ENOTFOUND;
@@ -183,7 +182,7 @@ CUZK_EXPORT int cuzk_cancel(cuzk_engine *e, uint64_t handle, char *err, size_t e
   } else {
     sched_abort_job(e, j, mono_ns(), 1, 0, "cancelled by request");
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return r;
 }
@@ -198,7 +197,7 @@ CUZK_EXPORT int cuzk_proof_copy(cuzk_engine *e, uint64_t handle, uint8_t *buf, u
     return CUZK_EINVAL;
   }
   *len_out = 0;
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   job *j = sched_find(e, handle);
   if (!j) {
     r = CUZK_ENOTFOUND;
@@ -222,7 +221,7 @@ CUZK_EXPORT int cuzk_proof_copy(cuzk_engine *e, uint64_t handle, uint8_t *buf, u
       memcpy(buf, j->proof, j->proof_len);
     }
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return r;
 }
@@ -236,7 +235,7 @@ CUZK_EXPORT int cuzk_job_id(cuzk_engine *e, uint64_t handle, char *buf, uint32_t
     api_leave(e);
     return CUZK_EINVAL;
   }
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   job *j = sched_find(e, handle);
   if (!j) {
     r = CUZK_ENOTFOUND;
@@ -249,7 +248,7 @@ CUZK_EXPORT int cuzk_job_id(cuzk_engine *e, uint64_t handle, char *buf, uint32_t
     memcpy(buf, j->id, j->id_len);
     buf[j->id_len] = '\0';
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return r;
 }

@@ -12,7 +12,8 @@ typedef struct kind_info {
   int32_t priority;        /* default priority: higher runs first */
   uint32_t log2_size;      /* default constraints per partition (log2), scaled down */
   double sim_synth_ms;     /* sim backend: synthesis time per partition on a real box */
-  double sim_gpu_ms;       /* sim backend: GPU-stage time per partition */
+  double sim_gpu_ms;       /* sim backend: kernel time per partition (under the GPU lock) */
+  double sim_finalize_ms;  /* sim backend: finalize tail per partition (CPU epilogue) */
   double sim_jitter;       /* sim backend: uniform relative jitter (+/-) */
 } kind_info;
 

@@ -18,7 +18,7 @@ CUZK_EXPORT const char *cuzk_kind_name(uint32_t kind) {
 
 CUZK_EXPORT const char *cuzk_partition_state_name(uint32_t state) {
   static const char *const names[CUZK_PART_STATE_COUNT] = {
-      "pending", "synthesizing", "synth_done", "gpu", "done", "failed"};
+      "pending", "synthesizing", "synth_done", "gpu", "done", "failed", "finalizing"};
   return state < CUZK_PART_STATE_COUNT ? names[state] : "unknown";
 }
 

@@ -18,7 +18,18 @@ CUZK_EXPORT int cuzk_events_drain(cuzk_engine *e, cuzk_event *buf, uint32_t cap,
     api_leave(e);
     return CUZK_EINVAL;
   }
-  *n_out = event_ring_drain(&e->ring, buf, cap, dropped_out);
+  uint32_t needed = 0;
+  int64_t n = event_ring_drain(&e->ring, buf, cap, dropped_out, &needed);
+  if (n < 0) {
+    *n_out = needed;
+    err_set(err, errlen,
+            "cuzk_events_drain: the oldest event group has %u events, buffer holds %u "
+            "(groups are returned whole)",
+            needed, cap);
+    api_leave(e);
+    return CUZK_ERANGE;
+  }
+  *n_out = (uint32_t)n;
   api_leave(e);
   return CUZK_OK;
 }
@@ -56,9 +67,9 @@ CUZK_EXPORT int cuzk_counters_read(cuzk_engine *e, uint64_t *buf, uint32_t cap,
     api_leave(e);
     return CUZK_ERANGE;
   }
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   counters_fill(e, buf, mono_ns());
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return CUZK_OK;
 }
@@ -72,7 +83,7 @@ CUZK_EXPORT int cuzk_status_json(cuzk_engine *e, char *buf, uint32_t cap, uint32
     api_leave(e);
     return CUZK_EINVAL;
   }
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   jsonw *w = &e->status_buf;
   status_json_write(e, w, mono_ns());
   if (w->oom) {
@@ -93,7 +104,7 @@ CUZK_EXPORT int cuzk_status_json(cuzk_engine *e, char *buf, uint32_t cap, uint32
     memcpy(buf, w->buf, w->len + 1);
     *len_out = (uint32_t)w->len;
   }
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   api_leave(e);
   return r;
 }

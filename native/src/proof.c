@@ -5,6 +5,7 @@
 #include "quotient.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "circuit.h"
 #include "cuzk_engine.h"
@@ -13,13 +14,15 @@
 
 #define CHALLENGE_TAG 0x6368616cull /* "chal" */
 #define DIGEST_TAG 0x48646967ull    /* "Hdig" */
+#define MAX_VERIFY_ID 255u          /* = the longest request id cuzk_submit accepts */
 
 gl_t proof_challenge(uint32_t kind, uint32_t index, uint32_t log2n, uint64_t seed,
-                     uint64_t h_digest) {
+                     uint64_t job_seed, uint64_t h_digest) {
   hash_state h;
   hash_init(&h, CHALLENGE_TAG);
   hash_u64(&h, ((uint64_t)kind << 32) | index);
   hash_u64(&h, log2n);
+  hash_u64(&h, job_seed);
   hash_u64(&h, seed);
   hash_u64(&h, h_digest);
   uint64_t n = (uint64_t)1 << log2n;
@@ -38,8 +41,8 @@ uint64_t proof_digest(const gl_t *coeffs, size_t n) {
   return hash_final(&h);
 }
 
-void proof_serialize(uint8_t *out, uint32_t kind, int sim, const partition_proof *parts,
-                     uint32_t n) {
+void proof_serialize(uint8_t *out, uint32_t kind, int sim, uint64_t job_handle,
+                     const partition_proof *parts, uint32_t n) {
   put_u32(out, PROOF_MAGIC);
   out[4] = (uint8_t)PROOF_VERSION;
   out[5] = (uint8_t)(PROOF_VERSION >> 8);
@@ -47,6 +50,7 @@ void proof_serialize(uint8_t *out, uint32_t kind, int sim, const partition_proof
   out[7] = sim ? PROOF_FLAG_SIM : 0;
   put_u32(out + 8, n);
   put_u32(out + 12, 0);
+  put_u64(out + 16, job_handle);
   if (sim) return;
   for (uint32_t i = 0; i < n; i++) {
     uint8_t *p = out + PROOF_HEADER_BYTES + i * PROOF_PARTITION_BYTES;
@@ -91,8 +95,8 @@ static int barycentric3(const gl_t *a, const gl_t *b, const gl_t *c, unsigned lo
 }
 
 /* 1 valid, 0 invalid (reason in err), -1 out of memory. */
-static int verify_partition(uint32_t kind, uint32_t i, const uint8_t *p, char *err,
-                            size_t errlen) {
+static int verify_partition(uint32_t kind, uint32_t i, uint64_t job_seed, const uint8_t *p,
+                            char *err, size_t errlen) {
   partition_proof pp = {
       .index = get_u32(p),
       .log2n = get_u32(p + 4),
@@ -116,7 +120,14 @@ static int verify_partition(uint32_t kind, uint32_t i, const uint8_t *p, char *e
     err_set(err, errlen, "partition %u: field element not canonical", i);
     return 0;
   }
-  if (proof_challenge(kind, i, pp.log2n, pp.seed, pp.h_digest) != pp.s) {
+  if (pp.seed != circuit_partition_seed(job_seed, kind, i)) {
+    err_set(err, errlen,
+            "partition %u: witness seed is not this job's (a proof of another job, or a "
+            "changed seed)",
+            i);
+    return 0;
+  }
+  if (proof_challenge(kind, i, pp.log2n, pp.seed, job_seed, pp.h_digest) != pp.s) {
     err_set(err, errlen, "partition %u: challenge s does not match the transcript", i);
     return 0;
   }
@@ -153,7 +164,7 @@ static int verify_partition(uint32_t kind, uint32_t i, const uint8_t *p, char *e
     return -1;
   }
   partition_proof expect;
-  quotient_run(&q, a, b, c, kind, i, pp.seed, &expect, NULL);
+  quotient_run(&q, a, b, c, kind, i, pp.seed, job_seed, &expect, NULL);
   quotient_release(&q);
   free(mem);
   if (expect.h_digest != pp.h_digest || expect.h_s != pp.h_s || expect.s != pp.s) {
@@ -163,8 +174,8 @@ static int verify_partition(uint32_t kind, uint32_t i, const uint8_t *p, char *e
   return 1;
 }
 
-CUZK_EXPORT int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *valid,
-                                  char *err, size_t errlen) {
+CUZK_EXPORT int cuzk_proof_verify(const uint8_t *proof, uint32_t len, const char *request_id,
+                                  uint32_t *valid, char *err, size_t errlen) {
   err_clear(err, errlen);
   if (!valid) {
     err_set(err, errlen, "cuzk_proof_verify: valid must not be NULL");
@@ -173,6 +184,17 @@ CUZK_EXPORT int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *
   *valid = 0;
   if (!proof) {
     err_set(err, errlen, "cuzk_proof_verify: proof must not be NULL");
+    return CUZK_EINVAL;
+  }
+  if (!request_id) {
+    err_set(err, errlen,
+            "cuzk_proof_verify: request_id must not be NULL (the id of the job the proof is "
+            "presented for)");
+    return CUZK_EINVAL;
+  }
+  size_t id_len = strnlen(request_id, MAX_VERIFY_ID + 1);
+  if (id_len > MAX_VERIFY_ID) {
+    err_set(err, errlen, "cuzk_proof_verify: request_id longer than %u bytes", MAX_VERIFY_ID);
     return CUZK_EINVAL;
   }
   if (len < PROOF_HEADER_BYTES) {
@@ -224,9 +246,10 @@ CUZK_EXPORT int cuzk_proof_verify(const uint8_t *proof, uint32_t len, uint32_t *
             parts, log2n, PROOF_MAX_VERIFY_LOG2);
     return CUZK_EINVAL;
   }
+  uint64_t job_seed = circuit_job_seed(request_id, id_len, get_u64(proof + 16));
   for (uint32_t i = 0; i < parts; i++) {
-    int r = verify_partition(kind, i, proof + PROOF_HEADER_BYTES + i * PROOF_PARTITION_BYTES,
-                             err, errlen);
+    int r = verify_partition(kind, i, job_seed,
+                             proof + PROOF_HEADER_BYTES + i * PROOF_PARTITION_BYTES, err, errlen);
     if (r < 0) {
       err_set(err, errlen, "cuzk_proof_verify: out of memory re-synthesizing partition %u", i);
       return CUZK_ENOMEM;

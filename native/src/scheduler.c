@@ -106,8 +106,9 @@ static void job_maybe_finish(cuzk_engine *e, job *j, uint64_t now);
 static void partition_fail(cuzk_engine *e, job *j, uint32_t idx, uint64_t now, int abandoned,
                            uint64_t value) {
   partition *p = &j->parts[idx];
-  int on_gpu = p->state == CUZK_PART_GPU;
+  int on_gpu = p->state == CUZK_PART_GPU || p->state == CUZK_PART_FINALIZING;
   p->state = CUZK_PART_FAILED;
+  p->abandoned = abandoned != 0;
   j->n_failed++;
   if (!abandoned) e->kc[j->kind].parts_failed++;
   emit(e, CUZK_EV_PARTITION, now, j->handle, value, idx, k8(j), on_gpu ? p->gpu : NO_GPU,
@@ -146,6 +147,7 @@ void sched_finish_synthesis(cuzk_engine *e, job *j, uint32_t idx, uint64_t now,
   int aborted = atomic_load(&j->abort) != 0;
   if (outcome == SYNTH_OK && !aborted) {
     p->state = CUZK_PART_SYNTH_DONE;
+    p->synth_completed = 1;
     j->n_ready++;
     e->ready_total++;
     j->synth_ns += p->synth_ns;
@@ -164,6 +166,20 @@ void sched_finish_synthesis(cuzk_engine *e, job *j, uint32_t idx, uint64_t now,
     partition_fail(e, j, idx, now, 1, 0);
   }
   job_maybe_finish(e, j, now);
+}
+
+/* The historical status bug, if injected for this kind: STATUS_BUG_CLOBBER or SKIP, or -1. */
+static int status_bug(const cuzk_engine *e, const job *j) {
+  return (int)j->kind == e->cfg.faults.status_bug_kind ? e->cfg.faults.status_bug_mode : -1;
+}
+
+static void worker_clear(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now) {
+  uint64_t stint = now - w->busy_since;
+  w->busy = 0;
+  w->job = NULL;
+  w->busy_ns += stint;
+  emit(e, CUZK_EV_WORKER, now, j->handle, stint, idx, k8(j), (uint8_t)w->gpu, (uint16_t)w->id, 0,
+       0);
 }
 
 void sched_handoff(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now) {
@@ -185,37 +201,54 @@ void sched_handoff(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now
     p->inject_fail = 1;
   else if (rate_hit)
     p->inject_fail = 2;
-  if (c->backend == BACKEND_SIM) p->sim_gpu_ns = sim_draw_ns(e, j->kind, SIM_STAGE_GPU);
+  if (c->backend == BACKEND_SIM) {
+    p->sim_gpu_ns = sim_draw_ns(e, j->kind, SIM_STAGE_GPU);
+    p->sim_fin_ns = sim_draw_ns(e, j->kind, SIM_STAGE_FINALIZE);
+  }
   e->alloc[j->kind].last_used_ns = now;
   emit(e, CUZK_EV_PARTITION, now, j->handle, 0, idx, k8(j), p->gpu, p->worker, 0,
        CUZK_PART_GPU);
-  if ((int)j->kind != c->faults.status_bug_kind) { /* fault: the historical status bug */
-    w->busy = 1;
+  if (status_bug(e, j) != STATUS_BUG_SKIP) {
+    /* busy from a pickup until the end of the LATEST partition picked up: a busy worker's
+     * stint continues and ownership moves to this partition */
+    if (!w->busy) {
+      w->busy = 1;
+      w->busy_since = now;
+    }
     w->job = j;
     w->partition = idx;
-    w->busy_since = now;
     emit(e, CUZK_EV_WORKER, now, j->handle, 0, idx, k8(j), (uint8_t)w->gpu, (uint16_t)w->id, 0,
          1);
   }
   starvation_update(e, now);
 }
 
+void sched_finalizing(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now) {
+  partition *p = &j->parts[idx];
+  p->state = CUZK_PART_FINALIZING;
+  p->fin_started = 1;
+  p->fin_start = now;
+  emit(e, CUZK_EV_PARTITION, now, j->handle, now - p->gpu_start, idx, k8(j), (uint8_t)w->gpu,
+       (uint16_t)w->id, 0, CUZK_PART_FINALIZING);
+}
+
 void sched_takeback(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now,
                     gpu_outcome outcome, const char *reason, const partition_proof *proof) {
   partition *p = &j->parts[idx];
-  uint64_t d = now - p->gpu_start; /* one duration for partition, worker, kind, result */
+  uint64_t d = now - p->gpu_start; /* one duration for partition, kind, result, event */
   p->gpu_ns = d;
   j->gpu_ns += d;
   e->kc[j->kind].gpu_ns += d;
+  if (p->state == CUZK_PART_FINALIZING) e->kc[j->kind].finalize_ns += now - p->fin_start;
   e->gpu_active--;
   e->alloc[j->kind].last_used_ns = now;
-  if (w->busy && w->job == j && w->partition == idx) { /* clear only our own (job, idx) */
-    w->busy = 0;
-    w->job = NULL;
-    w->busy_ns += d;
-    w->partitions++;
-    emit(e, CUZK_EV_WORKER, now, j->handle, d, idx, k8(j), (uint8_t)w->gpu, (uint16_t)w->id, 0,
-         0);
+  w->partitions++;
+  int bug = status_bug(e, j);
+  if (bug == STATUS_BUG_CLOBBER) {
+    /* fault: the finalizer race cuzk shipped — clear the worker whatever it owns now */
+    if (w->busy) worker_clear(e, w, j, idx, now);
+  } else if (bug != STATUS_BUG_SKIP && w->busy && w->job == j && w->partition == idx) {
+    worker_clear(e, w, j, idx, now); /* only if this is still the partition it owns */
   }
   memory_release(e, p, now);
   if (outcome == GPU_OK) {
@@ -284,7 +317,7 @@ static void assemble_proof(cuzk_engine *e, job *j) {
     return;
   }
   for (uint32_t i = 0; !sim && i < j->n_parts; i++) pp[i] = j->parts[i].proof;
-  proof_serialize(j->proof, j->kind, sim, pp, j->n_parts);
+  proof_serialize(j->proof, j->kind, sim, j->handle, pp, j->n_parts);
   free(pp);
   j->proof_len = len;
   e->completed_proofs++;

@@ -26,9 +26,15 @@ void sched_finish_synthesis(cuzk_engine *e, job *j, uint32_t idx, uint64_t now,
 
 /* Highest-priority (then oldest) job with a synth_done partition; *idx = that partition. */
 job *sched_pick_gpu(cuzk_engine *e, uint32_t *idx);
-/* The ONE place a partition is handed to a worker (worker -> busy, partition -> gpu). */
+/* The ONE place a partition is handed to a worker (partition -> gpu; worker -> busy, or,
+ * already busy, its ownership moves to this partition; the stint continues). */
 void sched_handoff(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now);
-/* The ONE place a partition is taken back (worker -> idle if it still owns (job, idx)). */
+/* Kernels done and the GPU lock released: partition -> finalizing (same critical section
+ * as the lock release). */
+void sched_finalizing(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now);
+/* The ONE place a partition's GPU stage ends (from gpu or finalizing; worker -> idle if it
+ * still owns (job, idx): the end of its latest partition). A worker's partitions reach
+ * this in the order it picked them up (its finalizer is FIFO). */
 void sched_takeback(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t now,
                     gpu_outcome outcome, const char *reason, const partition_proof *proof);
 

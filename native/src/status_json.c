@@ -40,14 +40,22 @@ static void write_partition(jsonw *w, const partition *p, uint32_t i, uint64_t n
   jw_raw(w, "{");
   jw_key(w, "index");
   jw_u64(w, i);
-  jw_key(w, "state");
-  str(w, cuzk_partition_state_name(p->state));
+  int finalizing = p->state == CUZK_PART_FINALIZING;
+  jw_key(w, "state"); /* a finalizing partition is "gpu", as cuzk shows it */
+  str(w, cuzk_partition_state_name(finalizing ? CUZK_PART_GPU : p->state));
+  /* synthesis: running time while it runs; the duration once it completed; null when it
+   * never ran or was cut short (so no consumer counts a synthesis that did not finish) */
   jw_key(w, "synth_ms");
-  if (!p->synth_started) jw_null(w);
-  else jw_ms(w, p->state == CUZK_PART_SYNTHESIZING ? now - p->synth_start : p->synth_ns);
+  if (p->state == CUZK_PART_SYNTHESIZING) jw_ms(w, now - p->synth_start);
+  else if (p->synth_completed) jw_ms(w, p->synth_ns);
+  else jw_null(w);
   jw_key(w, "gpu_ms");
   if (!p->gpu_started) jw_null(w);
-  else jw_ms(w, p->state == CUZK_PART_GPU ? now - p->gpu_start : p->gpu_ns);
+  else jw_ms(w, p->state == CUZK_PART_GPU || finalizing ? now - p->gpu_start : p->gpu_ns);
+  jw_key(w, "finalizing");
+  jw_bool(w, finalizing);
+  jw_key(w, "abandoned");
+  jw_bool(w, p->state == CUZK_PART_FAILED && p->abandoned);
   jw_key(w, "gpu_ordinal");
   if (p->gpu == NO_GPU) jw_null(w);
   else jw_u64(w, p->gpu);

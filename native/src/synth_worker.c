@@ -11,7 +11,7 @@
 
 void *synth_thread_main(void *arg) {
   cuzk_engine *e = arg;
-  pthread_mutex_lock(&e->mu);
+  state_lock(e);
   for (;;) {
     job *j = NULL;
     uint32_t idx = 0;
@@ -21,14 +21,14 @@ void *synth_thread_main(void *arg) {
       /* strict priority: the top candidate waits for budget rather than being overtaken */
       if (j && e->mem_used + circuit_witness_bytes(j->log2n) <= e->cfg.memory_budget_bytes)
         break;
-      pthread_cond_wait(&e->cv_synth, &e->mu);
+      state_wait(e, &e->cv_synth);
     }
     sched_start_synthesis(e, j, idx, mono_ns());
     const uint64_t seed = j->parts[idx].seed;
     const unsigned log2n = j->log2n;
     const int sim = e->cfg.backend == BACKEND_SIM;
     const uint64_t sim_ns = sim ? sim_draw_ns(e, j->kind, SIM_STAGE_SYNTH) : 0;
-    pthread_mutex_unlock(&e->mu);
+    state_unlock(e);
 
     synth_outcome outcome = SYNTH_OK;
     gl_t *wit = NULL;
@@ -42,10 +42,10 @@ void *synth_thread_main(void *arg) {
         outcome = SYNTH_ABANDONED;
     }
 
-    pthread_mutex_lock(&e->mu);
+    state_lock(e);
     sched_finish_synthesis(e, j, idx, mono_ns(), outcome, wit);
   }
 out:
-  pthread_mutex_unlock(&e->mu);
+  state_unlock(e);
   return NULL;
 }

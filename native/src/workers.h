@@ -4,6 +4,7 @@
 
 void *synth_thread_main(void *engine);
 void *gpu_worker_main(void *worker);
+void *gpu_finalizer_main(void *worker); /* split proving: one per GPU worker */
 void *housekeeping_main(void *engine);
 
 #endif

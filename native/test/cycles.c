@@ -25,7 +25,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < cycles; i++) {
     const char *cfg = i % 3 == 2
                           ? "{\"backend\":\"sim\",\"gpus\":2,\"event_ring_capacity\":16,"
-                            "\"finished_retention_ms\":0,\"sim\":{\"winning-post\":{\"synth_ms\":20,\"gpu_ms\":1}}}"
+                            "\"finished_retention_ms\":0,\"sim\":{\"winning-post\":{\"synth_ms\":20,\"gpu_ms\":1,\"finalize_ms\":1}}}"
                           : "{\"gpus\":2,\"workers_per_gpu\":2,\"event_ring_capacity\":64,"
                             "\"finished_retention_ms\":2000,\"sizes\":{\"porep-c2\":6,\"snap-update\":5,"
                             "\"window-post\":6,\"winning-post\":5},\"faults\":{\"corrupt_proof_nth\":3}}";
@@ -46,7 +46,9 @@ int main(int argc, char **argv) {
     uint32_t len = 0, valid = 0, n = 0, words = 0;
     if (i % 3 != 2) { /* sim cycles keep no finished jobs (retention 0) */
       OK(cuzk_proof_copy(e, done, proof, sizeof proof, &len, err, sizeof err));
-      OK(cuzk_proof_verify(proof, len, &valid, err, sizeof err));
+      char id[256];
+      OK(cuzk_job_id(e, done, id, sizeof id, err, sizeof err));
+      OK(cuzk_proof_verify(proof, len, id, &valid, err, sizeof err));
     }
     OK(cuzk_status_json(e, status, sizeof status, &len, err, sizeof err));
     OK(cuzk_counters_read(e, ctr, 256, &words, err, sizeof err));

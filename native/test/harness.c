@@ -79,8 +79,10 @@ uint32_t verify_job(cuzk_engine *e, uint64_t job) {
   uint32_t len2 = 0;
   CHECK_RC(cuzk_proof_copy(e, job, buf, len, &len2, ERR), CUZK_OK);
   CHECK(len2 == len, "proof length changed");
+  char id[MAX_ID_BYTES];
+  CHECK_RC(cuzk_job_id(e, job, id, sizeof id, ERR), CUZK_OK);
   uint32_t valid = 99;
-  CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+  CHECK_RC(cuzk_proof_verify(buf, len, id, &valid, ERR), CUZK_OK);
   free(buf);
   CHECK(valid == 0 || valid == 1, "valid must be 0/1");
   return valid;
@@ -147,10 +149,24 @@ size_t drain_all(cuzk_engine *e, event_log *log) {
     }
     uint32_t n = 0;
     uint64_t dropped = 0;
-    CHECK_RC(cuzk_events_drain(e, log->ev + log->n, 256, &n, &dropped, ERR), CUZK_OK);
+    /* whole groups only: a drain may return fewer than 256 with more pending, so stop at
+     * an empty one; a group larger than the buffer comes back as ERANGE + its size */
+    int rc = cuzk_events_drain(e, log->ev + log->n, 256, &n, &dropped, ERR);
+    if (rc == CUZK_ERANGE) {
+      CHECK(n > 256, "ERANGE must report a group larger than the buffer (%u)", n);
+      if (log->cap - log->n < n) {
+        log->cap = log->n + 2 * n;
+        log->ev = realloc(log->ev, log->cap * sizeof *log->ev);
+        CHECK(log->ev, "oom");
+      }
+      rc = cuzk_events_drain(e, log->ev + log->n, n, &n, &dropped, ERR);
+    }
+    CHECK(rc == CUZK_OK, "cuzk_events_drain -> %s: %s", cuzk_status_name(rc), g_err);
+    CHECK(n == 0 || (log->ev[log->n + n - 1].flags & CUZK_EVF_GROUP_END),
+          "a drain must end on a group end");
     log->dropped += dropped;
     log->n += n;
-    if (n < 256) break;
+    if (n == 0 && dropped == 0) break;
   }
   return log->n - before;
 }

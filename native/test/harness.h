@@ -42,7 +42,9 @@ void close_engine(cuzk_engine **e);
 uint64_t submit_job(cuzk_engine *e, uint32_t kind, int32_t prio, uint32_t parts,
                     uint32_t log2n, const char *id);
 cuzk_proof_result await_job(cuzk_engine *e, uint64_t job);
-/* Copies the proof and verifies it: returns valid (0/1); reason in g_err. */
+#define MAX_ID_BYTES 256 /* a request id and its NUL */
+/* Copies the proof and verifies it for its own job id: returns valid (0/1); reason in
+ * g_err. */
 uint32_t verify_job(cuzk_engine *e, uint64_t job);
 
 /* Status snapshot parsed; free with json_free. */

@@ -104,8 +104,8 @@ void test_bad_input_calls_on_live_engine(void) {
   EXPECT(cuzk_proof_copy(e, 424242, bytes, 8, &n, ERR), CUZK_ENOTFOUND, "unknown");
   EXPECT(cuzk_proof_copy(e, ok, bytes, 8, NULL, ERR), CUZK_EINVAL, "len_out");
   CHECK(await_job(e, ok).outcome == CUZK_OUTCOME_COMPLETED, "job");
-  EXPECT(cuzk_proof_copy(e, ok, bytes, 8, &n, ERR), CUZK_ERANGE, "80 bytes");
-  CHECK(n == 80, "needed length reported: %u", n);
+  EXPECT(cuzk_proof_copy(e, ok, bytes, 8, &n, ERR), CUZK_ERANGE, "88 bytes");
+  CHECK(n == 88, "needed length reported: %u", n);
   char id[300];
   EXPECT(cuzk_job_id(e, ok, id, 255, ERR), CUZK_ERANGE, "255 bytes");
   CHECK_RC(cuzk_job_id(e, ok, id, 256, ERR), CUZK_OK);
@@ -120,7 +120,7 @@ void test_bad_input_calls_on_live_engine(void) {
   uint64_t words[8];
   uint32_t need = 0;
   EXPECT(cuzk_counters_read(e, words, 8, &need, ERR), CUZK_ERANGE, "words needed");
-  CHECK(need == 16 + 4 * 8 + 1 * 4 + 2 * 4, "counter words for 1 GPU x 2 workers: %u", need);
+  CHECK(need == 16 + 4 * CUZK_CTR_KIND_WORDS + 1 * 4 + 2 * 4 && CUZK_CTR_KIND_WORDS == 10, "counter words for 1 GPU x 2 workers: %u", need);
   EXPECT(cuzk_counters_read(e, words, 8, NULL, ERR), CUZK_EINVAL, "words_out");
   char small[16];
   uint32_t len = 0;
@@ -155,37 +155,40 @@ void test_bad_input_calls_on_live_engine(void) {
 
 void test_bad_input_proof_bytes(void) {
   uint32_t valid = 7;
-  uint8_t p[16 + 64] = {0};
-  EXPECT(cuzk_proof_verify(NULL, 80, &valid, ERR), CUZK_EINVAL, "NULL");
-  EXPECT(cuzk_proof_verify(p, 80, NULL, ERR), CUZK_EINVAL, "valid");
-  EXPECT(cuzk_proof_verify(p, 3, &valid, ERR), CUZK_EINVAL, "header");
-  EXPECT(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_EINVAL, "magic");
+  uint8_t p[24 + 64] = {0};
+  EXPECT(cuzk_proof_verify(NULL, 88, "id", &valid, ERR), CUZK_EINVAL, "NULL");
+  EXPECT(cuzk_proof_verify(p, 88, "id", NULL, ERR), CUZK_EINVAL, "valid");
+  EXPECT(cuzk_proof_verify(p, 3, "id", &valid, ERR), CUZK_EINVAL, "header");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "magic");
   memcpy(p, "CZKP", 4);
-  EXPECT(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_EINVAL, "version");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "version");
   p[4] = 1;
-  EXPECT(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_EINVAL, "0 partitions");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "version 1 (ABI v1 proofs)");
+  p[4] = 2;
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "0 partitions");
   p[8] = 1;
   p[6] = 9;
-  EXPECT(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_EINVAL, "kind 9");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "kind 9");
   p[6] = 0;
-  EXPECT(cuzk_proof_verify(p, 79, &valid, ERR), CUZK_EINVAL, "length 79");
+  EXPECT(cuzk_proof_verify(p, 87, "id", &valid, ERR), CUZK_EINVAL, "length 87");
   p[8] = 0xff;
   p[9] = 0xff;
-  EXPECT(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_EINVAL, "partitions");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "partitions");
   p[8] = 1;
   p[9] = 0;
+  EXPECT(cuzk_proof_verify(p, 88, NULL, &valid, ERR), CUZK_EINVAL, "request_id");
   /* well-formed but meaningless: verifies as invalid, with a reason */
   g_err[0] = 0;
-  CHECK_RC(cuzk_proof_verify(p, 80, &valid, ERR), CUZK_OK);
+  CHECK_RC(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_OK);
   CHECK(valid == 0 && strstr(g_err, "partition 0"), "garbage proof invalid: %s", g_err);
   /* random garbage of many lengths never crashes */
-  uint8_t junk[16 + 64 * 3];
+  uint8_t junk[24 + 64 * 3];
   uint64_t x = 42;
   for (int round = 0; round < 2000; round++) {
     for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)((x = x * 6364136223846793005ull + 1) >> 56);
-    if (round & 1) memcpy(junk, "CZKP\x01\x00", 6), junk[8] = (uint8_t)(round % 4), junk[9] = junk[10] = junk[11] = 0, junk[12] = junk[13] = junk[14] = junk[15] = 0;
+    if (round & 1) memcpy(junk, "CZKP\x02\x00", 6), junk[8] = (uint8_t)(round % 4), junk[9] = junk[10] = junk[11] = 0, junk[12] = junk[13] = junk[14] = junk[15] = 0;
     uint32_t len = (uint32_t)(round % sizeof junk);
-    int rc = cuzk_proof_verify(junk, len, &valid, ERR);
+    int rc = cuzk_proof_verify(junk, len, "job-1", &valid, ERR);
     CHECK(rc == CUZK_OK || rc == CUZK_EINVAL, "rc %d", rc);
     CHECK(rc != CUZK_OK || valid == 0, "garbage must not verify");
   }

@@ -167,7 +167,8 @@ void test_counters_busy_equals_partition_gpu_time(void) {
  * starved at all. The workload is synthesis-bound (sim: 20 ms synthesis, 2 ms GPU). */
 void test_counters_starvation(void) {
   cuzk_engine *e = open_engine("{\"backend\":\"sim\",\"synthesis_concurrency\":1,"
-                               "\"sim\":{\"snap-update\":{\"synth_ms\":20,\"gpu_ms\":2,\"jitter\":0}}}");
+                               "\"sim\":{\"snap-update\":{\"synth_ms\":20,\"gpu_ms\":2,\"finalize_ms\":1,"
+                               "\"jitter\":0}}}");
   sleep_ms(30); /* idle time that must not count */
   uint32_t words;
   uint64_t *c0 = read_counters(e, &words);
@@ -229,7 +230,7 @@ void test_counters_starvation(void) {
 void test_dual_worker_interlock_sim(void) {
   cuzk_engine *e = open_engine("{\"backend\":\"sim\",\"gpus\":1,\"workers_per_gpu\":2,"
                                "\"synthesis_concurrency\":2,\"sim\":{\"snap-update\":"
-                               "{\"synth_ms\":1,\"gpu_ms\":4,\"jitter\":0}}}");
+                               "{\"synth_ms\":1,\"gpu_ms\":4,\"finalize_ms\":2,\"jitter\":0}}}");
   uint64_t j = submit_job(e, CUZK_KIND_SNAP_UPDATE, -1, 0, 0, NULL);
   await_job(e, j);
   event_log log = {0};

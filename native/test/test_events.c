@@ -42,7 +42,14 @@ static uint64_t model_from_snapshot(model *m, cuzk_engine *e) {
     m->handle[j] = (uint64_t)jint(&pl->items[p], "job_handle");
     const json_value *parts = jget(&pl->items[p], "partitions");
     m->parts[j] = (uint32_t)parts->count;
-    for (size_t i = 0; i < parts->count; i++) m->state[j][i] = state_code(jstr(&parts->items[i], "state"));
+    for (size_t i = 0; i < parts->count; i++) {
+      const json_value *pt = &parts->items[i];
+      uint8_t st = state_code(jstr(pt, "state"));
+      const json_value *fin = jget(pt, "finalizing");
+      CHECK(fin->type == JSON_BOOL && (!fin->boolean || st == CUZK_PART_GPU),
+            "finalizing is a boolean, true only on a \"gpu\" partition");
+      m->state[j][i] = fin->boolean ? CUZK_PART_FINALIZING : st; /* shown as "gpu", as cuzk */
+    }
   }
   const json_value *ws = jget(s, "gpu_workers");
   for (size_t w = 0; w < ws->count; w++) {
@@ -110,10 +117,16 @@ void test_tiny_ring_gap_counters_and_resync(void) {
   /* a slow consumer (4 events per 2 ms) — every gap must be reported exactly */
   uint64_t expect_seq = 1, dropped_total = 0, gaps = 0, got = 0;
   for (int round = 0;; round++) {
-    cuzk_event ev[4];
+    cuzk_event ev[8];
     uint32_t k = 0;
     uint64_t dropped = 0;
-    CHECK_RC(cuzk_events_drain(e, ev, 4, &k, &dropped, ERR), CUZK_OK);
+    int rc = cuzk_events_drain(e, ev, 4, &k, &dropped, ERR);
+    if (rc == CUZK_ERANGE) { /* a group of 5..8 events: take it whole */
+      CHECK(k > 4 && k <= 8 && dropped == 0, "ERANGE reports the group's size (%u)", k);
+      rc = cuzk_events_drain(e, ev, 8, &k, &dropped, ERR);
+    }
+    CHECK(rc == CUZK_OK, "drain: %s", g_err);
+    CHECK(k == 0 || (ev[k - 1].flags & CUZK_EVF_GROUP_END), "whole groups only");
     if (k) {
       CHECK(ev[0].seq == expect_seq + dropped, "first seq %llu, expected %llu + dropped %llu",
             (unsigned long long)ev[0].seq, (unsigned long long)expect_seq,
@@ -156,7 +169,9 @@ void test_tiny_ring_gap_counters_and_resync(void) {
   for (int i = 0; i < n; i++) results_gpu += await_job(e, jobs[i]).gpu_ns;
   CHECK(parts == 2 * (10 + 16 + 1 + 1) && proofs == 8, "partitions %llu, proofs %llu",
         (unsigned long long)parts, (unsigned long long)proofs);
-  CHECK(busy == gpu && gpu == results_gpu, "busy %llu, kind gpu %llu, results %llu",
+  /* split proving: busy time is the union of each worker's partition intervals, at most
+   * their sum (exact checks from the events are in test_counters.c) */
+  CHECK(busy > 0 && busy <= gpu && gpu == results_gpu, "busy %llu, kind gpu %llu, results %llu",
         (unsigned long long)busy, (unsigned long long)gpu, (unsigned long long)results_gpu);
   /* and the snapshot shows the true current state */
   model snap;
@@ -180,8 +195,9 @@ static int resync_scenario(int attempt) {
   cuzk_engine *e = open_engine(
       "{\"backend\":\"sim\",\"gpus\":1,\"workers_per_gpu\":2,\"synthesis_concurrency\":1,"
       "\"event_ring_capacity\":16,\"sim\":{\"porep-c2\":{\"synth_ms\":6,\"gpu_ms\":3,"
-      "\"jitter\":0.3},\"snap-update\":{\"synth_ms\":4,\"gpu_ms\":2,\"jitter\":0.3},"
-      "\"window-post\":{\"synth_ms\":5,\"gpu_ms\":3}}}");
+      "\"finalize_ms\":2,\"jitter\":0.3},\"snap-update\":{\"synth_ms\":4,\"gpu_ms\":2,"
+      "\"finalize_ms\":1.5,\"jitter\":0.3},\"window-post\":{\"synth_ms\":5,\"gpu_ms\":3,"
+      "\"finalize_ms\":2}}}");
   uint64_t jobs[4];
   jobs[0] = submit_job(e, CUZK_KIND_POREP_C2, -1, 0, 0, NULL);
   jobs[1] = submit_job(e, CUZK_KIND_SNAP_UPDATE, -1, 0, 0, NULL);
@@ -193,7 +209,8 @@ static int resync_scenario(int attempt) {
   cuzk_event ev[16];
   for (int i = 0; i < 10 && !dropped; i++) {
     sleep_ms(10);
-    CHECK_RC(cuzk_events_drain(e, ev, 2, &k, &dropped, ERR), CUZK_OK);
+    int rc = cuzk_events_drain(e, ev, 2, &k, &dropped, ERR); /* ERANGE: a group of > 2 */
+    CHECK(rc == CUZK_OK || (rc == CUZK_ERANGE && k > 2 && dropped == 0), "%s", g_err);
   }
   CHECK(dropped > 0, "the slow start must overflow the 16-event ring");
   model m;
@@ -280,7 +297,7 @@ void test_eviction_on_time_while_idle(void) {
   /* retention 0: a blocked awaiter still gets its result (the wait pins the job); the
    * 30 ms sim synthesis guarantees the await starts before the job can finish */
   e = open_engine("{\"finished_retention_ms\":0,\"backend\":\"sim\","
-                  "\"sim\":{\"winning-post\":{\"synth_ms\":30,\"gpu_ms\":1}}}");
+                  "\"sim\":{\"winning-post\":{\"synth_ms\":30,\"gpu_ms\":1,\"finalize_ms\":1}}}");
   for (int i = 0; i < 3; i++) {
     j = submit_job(e, CUZK_KIND_WINNING_POST, -1, 0, 0, NULL);
     CHECK_RC(cuzk_await(e, j, 60000, &r, ERR), CUZK_OK);

@@ -131,7 +131,9 @@ void test_quotient_and_direct_proof(void) {
   quotient_work q;
   CHECK(quotient_prepare(&q, k) == 0, "prepare");
   partition_proof pp;
-  CHECK(quotient_run(&q, w, w + n, w + 2 * n, 1, 0, seed, &pp, NULL) == 0, "quotient");
+  CHECK(quotient_run(&q, w, w + n, w + 2 * n, 1, 0, seed, circuit_job_seed("kat", 3, 1), &pp,
+                    NULL) == 0,
+        "quotient");
   /* H has degree <= n - 2 and H*Z == A*B - C at a random point */
   CHECK(q.x[n - 1] == 0, "H must have degree < n - 1");
   gl_t r = rnd();
@@ -139,17 +141,27 @@ void test_quotient_and_direct_proof(void) {
   gl_t rhs = gl_mul(poly_eval(q.x, n, r), gl_sub(gl_pow(r, n), 1));
   CHECK(lhs == rhs, "A(r)B(r) - C(r) != H(r)(r^n - 1)");
   quotient_release(&q);
-  uint8_t buf[16 + 64];
-  proof_serialize(buf, 1, 0, &pp, 1);
+  uint8_t buf[PROOF_HEADER_BYTES + PROOF_PARTITION_BYTES];
+  proof_serialize(buf, 1, 0, 1, &pp, 1); /* job handle 1, request id "kat" */
   uint32_t valid = 9;
-  CHECK_RC(cuzk_proof_verify(buf, sizeof buf, &valid, ERR), CUZK_OK);
+  CHECK_RC(cuzk_proof_verify(buf, sizeof buf, "kat", &valid, ERR), CUZK_OK);
   CHECK(valid == 1, "direct proof must verify: %s", g_err);
+  /* bound to its job: another request id, or another job handle, does not verify */
+  CHECK_RC(cuzk_proof_verify(buf, sizeof buf, "kat2", &valid, ERR), CUZK_OK);
+  CHECK(valid == 0 && strstr(g_err, "not this job's"), "wrong request id: %s", g_err);
+  {
+    uint8_t other[sizeof buf];
+    memcpy(other, buf, sizeof buf);
+    other[16] ^= 3; /* job handle */
+    CHECK_RC(cuzk_proof_verify(other, sizeof other, "kat", &valid, ERR), CUZK_OK);
+    CHECK(valid == 0, "another job handle must not verify");
+  }
   /* every field of the partition record matters */
-  for (uint32_t off = 16; off < sizeof buf; off += 8) {
+  for (uint32_t off = PROOF_HEADER_BYTES; off < sizeof buf; off += 8) {
     uint8_t bad[sizeof buf];
     memcpy(bad, buf, sizeof buf);
     bad[off + 1] ^= 0x10;
-    int rc = cuzk_proof_verify(bad, sizeof bad, &valid, ERR);
+    int rc = cuzk_proof_verify(bad, sizeof bad, "kat", &valid, ERR);
     CHECK(rc == CUZK_OK && valid == 0, "corrupting byte %u must fail verification (rc %s)",
           off + 1, cuzk_status_name(rc));
   }

@@ -40,7 +40,8 @@ void test_every_kind_proves_and_verifies(void) {
           r.partitions);
     CHECK(r.failed_partition == UINT32_MAX && r.error[0] == 0, "no failure expected");
     CHECK(r.synth_ns > 0 && r.gpu_ns > 0 && r.total_ns >= r.queue_wait_ns, "timings");
-    CHECK(r.proof_len == 16 + 64 * r.partitions, "proof length %u", r.proof_len);
+    CHECK(r.proof_len == PROOF_HEADER_BYTES + PROOF_PARTITION_BYTES * r.partitions,
+          "proof length %u", r.proof_len);
     CHECK(verify_job(e, jobs[i]) == 1, "%s proof must verify: %s", cuzk_kind_name(k), g_err);
     char id[300];
     CHECK_RC(cuzk_job_id(e, jobs[i], id, sizeof id, ERR), CUZK_OK);
@@ -107,8 +108,11 @@ void test_forged_quotient_rejected(void) {
   uint8_t *buf = malloc(len);
   CHECK(buf != NULL, "alloc");
   CHECK_RC(cuzk_proof_copy(e, j, buf, len, &len, ERR), CUZK_OK);
+  char id[MAX_ID_BYTES];
+  CHECK_RC(cuzk_job_id(e, j, id, sizeof id, ERR), CUZK_OK);
+  uint64_t job_seed = circuit_job_seed(id, strlen(id), j);
   uint32_t valid = 0;
-  CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+  CHECK_RC(cuzk_proof_verify(buf, len, id, &valid, ERR), CUZK_OK);
   CHECK(valid == 1, "the honest proof verifies: %s", g_err);
 
   uint8_t *p = buf + PROOF_HEADER_BYTES;
@@ -124,7 +128,7 @@ void test_forged_quotient_rejected(void) {
   ntt_inverse(&plan, b);
   ntt_inverse(&plan, c);
   uint64_t digest = 0x1234;
-  gl_t s = proof_challenge(CUZK_KIND_WINNING_POST, 0, log2n, seed, digest);
+  gl_t s = proof_challenge(CUZK_KIND_WINNING_POST, 0, log2n, seed, job_seed, digest);
   gl_t as = poly_eval(a, n, s), bs = poly_eval(b, n, s), cs = poly_eval(c, n, s);
   gl_t hs = gl_mul(gl_sub(gl_mul(as, bs), cs), gl_inv(gl_sub(gl_pow(s, n), 1)));
   wr64(p + 16, s);
@@ -133,7 +137,7 @@ void test_forged_quotient_rejected(void) {
   wr64(p + 40, cs);
   wr64(p + 48, hs);
   wr64(p + 56, digest);
-  CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+  CHECK_RC(cuzk_proof_verify(buf, len, id, &valid, ERR), CUZK_OK);
   CHECK(valid == 0, "a proof whose H was never computed must not verify");
   CHECK(strstr(g_err, "not the quotient") != NULL, "reason: %s", g_err);
   test_note("forged H rejected: %s", g_err);
@@ -272,8 +276,8 @@ void test_priority_winning_first(void) {
    * this thread runs (sanitizers, a loaded machine). Scheduling is backend-independent. */
   cuzk_engine *e = open_engine(
       "{\"backend\":\"sim\",\"gpus\":2,\"workers_per_gpu\":2,\"synthesis_concurrency\":1,"
-      "\"sim\":{\"porep-c2\":{\"synth_ms\":10,\"gpu_ms\":1,\"jitter\":0},"
-      "\"winning-post\":{\"synth_ms\":1,\"gpu_ms\":1,\"jitter\":0}}}");
+      "\"sim\":{\"porep-c2\":{\"synth_ms\":10,\"gpu_ms\":1,\"finalize_ms\":1,\"jitter\":0},"
+      "\"winning-post\":{\"synth_ms\":1,\"gpu_ms\":1,\"finalize_ms\":1,\"jitter\":0}}}");
   enum { NP = 5 };
   uint64_t porep[NP];
   for (int i = 0; i < NP; i++) porep[i] = submit_job(e, CUZK_KIND_POREP_C2, -1, 0, 0, NULL);

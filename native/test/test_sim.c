@@ -42,10 +42,12 @@ void test_sim_backend_timing_and_proofs(void) {
     uint32_t len = 0;
     uint8_t buf[64];
     CHECK_RC(cuzk_proof_copy(e, jobs[k], buf, sizeof buf, &len, ERR), CUZK_OK);
-    CHECK(len == 16, "sim proofs are a header only (%u bytes)", len);
+    CHECK(len == 24, "sim proofs are a header only (%u bytes)", len);
     uint32_t valid = 7;
     g_err[0] = 0;
-    CHECK_RC(cuzk_proof_verify(buf, len, &valid, ERR), CUZK_OK);
+    char id[MAX_ID_BYTES];
+    CHECK_RC(cuzk_job_id(e, jobs[k], id, sizeof id, ERR), CUZK_OK);
+    CHECK_RC(cuzk_proof_verify(buf, len, id, &valid, ERR), CUZK_OK);
     CHECK(valid == 0 && strstr(g_err, "sim"), "sim proof: valid %u, %s", valid, g_err);
   }
   uint32_t words;

@@ -73,7 +73,7 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
       let verified: boolean | null = null;
       if (r.outcome === 'completed' && verify) {
         try {
-          verified = engine.verify(engine.proof(r.job));
+          verified = engine.verify(engine.proof(r.job), r.jobId);
         } catch (e) {
           verified = false;
           failures.push(`${r.jobId}: verification error: ${(e as Error).message}`);

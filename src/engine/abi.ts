@@ -11,7 +11,12 @@ import * as path from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
 import { findPackageRoot } from '../util/package-root';
 
-export const ABI_VERSION = 1;
+/**
+ * v2: split proving (partition state finalizing = 6), event groups (EVF_GROUP_END; a drain
+ * returns whole groups only, ERANGE when the oldest group exceeds the buffer), counters
+ * KIND_WORDS 10 with K_FINALIZE_NS, cuzk_proof_verify takes the job's request id.
+ */
+export const ABI_VERSION = 2;
 
 export const STATUS = {
   OK: 0,
@@ -40,7 +45,7 @@ export const CTR = {
   MEM_BUDGET: 10,
   MEM_USED: 11,
   UPTIME_NS: 12,
-  KIND_WORDS: 8,
+  KIND_WORDS: 10,
   K_GPU_NS: 0,
   K_SYNTH_NS: 1,
   K_PARTS_COMPLETED: 2,
@@ -49,6 +54,7 @@ export const CTR = {
   K_PROOFS_FAILED: 5,
   K_PROOFS_CANCELLED: 6,
   K_QUEUE_DEPTH: 7,
+  K_FINALIZE_NS: 8,
   GPU_WORDS: 4,
   G_LOCK_HELD_NS: 0,
   G_STARVED_NS: 1,
@@ -177,7 +183,7 @@ export function loadLibrary(libPath = defaultLibraryPath()): CuzkLib {
     await: lib.func('cuzk_await', 'int', ['void *', 'uint64_t', 'uint32_t', koffi.out(koffi.pointer(res)), 'char *', 'size_t']),
     cancel: fn('int cuzk_cancel(void *e, uint64_t job, char *err, size_t errlen)'),
     proofCopy: fn('int cuzk_proof_copy(void *e, uint64_t job, uint8_t *buf, uint32_t cap, _Out_ uint32_t *len, char *err, size_t errlen)'),
-    proofVerify: fn('int cuzk_proof_verify(const uint8_t *proof, uint32_t len, _Out_ uint32_t *valid, char *err, size_t errlen)'),
+    proofVerify: fn('int cuzk_proof_verify(const uint8_t *proof, uint32_t len, const char *request_id, _Out_ uint32_t *valid, char *err, size_t errlen)'),
     eventsDrain: fn('int cuzk_events_drain(void *e, void *buf, uint32_t cap, uint32_t *n, uint64_t *dropped, char *err, size_t errlen)'),
     eventsWait: fn('int cuzk_events_wait(void *e, uint32_t timeout_ms, char *err, size_t errlen)'),
     countersRead: fn('int cuzk_counters_read(void *e, uint64_t *buf, uint32_t cap, _Out_ uint32_t *words, char *err, size_t errlen)'),

@@ -32,6 +32,12 @@ export const EV_MEMORY = 10;
 
 export const EVF_FIRST = 0x1;
 /**
+ * Last event of an event group: everything the engine emitted in one critical section of
+ * its state lock (one whole transition). A native drain returns whole groups only, so the
+ * model never applies half a transition.
+ */
+export const EVF_GROUP_END = 0x4;
+/**
  * Partition moved to FAILED because of its job (cancelled, a sibling failed, engine
  * closing), not by its own error: not counted as a partition failure.
  */

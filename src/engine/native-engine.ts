@@ -251,12 +251,21 @@ export class NativeEngine implements MetricsSource {
     }
   }
 
-  /** Verifies proof bytes with the library's verifier (needs no engine). */
-  verify(proof: Buffer): boolean {
+  /**
+   * Verifies proof bytes with the library's verifier (needs no engine) for the job they are
+   * presented for: `jobId` is that job's request id (ProofResult.jobId). Proofs are bound
+   * to their job, so another job's proof does not verify.
+   */
+  verify(proof: Buffer, jobId: string): boolean {
+    return this.verifyWithReason(proof, jobId).valid;
+  }
+
+  /** verify(), with the verifier's reason when the proof is not valid. */
+  verifyWithReason(proof: Buffer, jobId: string): { valid: boolean; reason: string } {
     const valid: [number] = [0];
-    const rc = this.lib.proofVerify(proof, proof.length, valid, this.err, this.err.length) as number;
+    const rc = this.lib.proofVerify(proof, proof.length, jobId, valid, this.err, this.err.length) as number;
     check(this.lib, 'cuzk_proof_verify', rc, this.err);
-    return valid[0] === 1;
+    return { valid: valid[0] === 1, reason: valid[0] === 1 ? '' : errText(this.err) };
   }
 
   /** The native status snapshot (cuzk /status shape plus the engine's additions). */
@@ -291,7 +300,7 @@ export class NativeEngine implements MetricsSource {
     return { words, lastSeq: words[CTR.LAST_SEQ], nowNs: words[CTR.NOW_NS] };
   }
 
-  private readCounterTotals(): CounterTotals & { lastSeq: number } {
+  private readCounterTotals(): CounterTotals & { lastSeq: number; kindFinalizeNs: number[] } {
     const { words, lastSeq, nowNs } = this.readCounters();
     const nKinds = words[CTR.KINDS];
     const nGpus = words[CTR.GPUS];
@@ -316,6 +325,7 @@ export class NativeEngine implements MetricsSource {
       kindProofsCompleted: kind(CTR.K_PROOFS_COMPLETED),
       kindProofsFailed: kind(CTR.K_PROOFS_FAILED),
       kindProofsCancelled: kind(CTR.K_PROOFS_CANCELLED),
+      kindFinalizeNs: kind(CTR.K_FINALIZE_NS),
     };
   }
 
@@ -337,15 +347,24 @@ export class NativeEngine implements MetricsSource {
   private drainAll(h: bigint): void {
     if (this.needResync) this.resync();
     for (;;) {
-      const rc = this.lib.eventsDrain(h, this.eventBuf, BATCH_EVENTS, this.nOut, this.droppedOut, this.err, this.err.length) as number;
+      // Whole event groups only (ABI v2): a batch never ends inside a transition.
+      let rc = this.lib.eventsDrain(h, this.eventBuf, BATCH_EVENTS, this.nOut, this.droppedOut, this.err, this.err.length) as number;
+      let view = this.eventView;
+      if (rc === STATUS.ERANGE) {
+        // One group larger than our batch (an abort of a job with very many partitions):
+        // take it whole in a buffer of its size.
+        const big = Buffer.alloc(this.nOut[0] * EVENT_SIZE);
+        view = new DataView(big.buffer, big.byteOffset, big.byteLength);
+        rc = this.lib.eventsDrain(h, big, this.nOut[0], this.nOut, this.droppedOut, this.err, this.err.length) as number;
+      }
       check(this.lib, 'cuzk_events_drain', rc, this.err);
       const n = this.nOut[0];
       const dropped = Number(this.droppedOut[0]);
       if (n > 0) {
         this.stats.batches++;
-        this.model.applyEvents(this.eventView, n);
-        this.onEvents?.(this.eventView, n);
-        if (this.pending.size > 0) this.settleFinished(n);
+        this.model.applyEvents(view, n);
+        this.onEvents?.(view, n);
+        if (this.pending.size > 0) this.settleFinished(view, n);
       }
       if (dropped > 0) {
         this.stats.dropped += dropped;
@@ -354,7 +373,8 @@ export class NativeEngine implements MetricsSource {
         this.resync();
       }
       if (n > 0) this.onBatch?.();
-      if (n < BATCH_EVENTS) return;
+      // Whole groups: a batch can end a few events short of full with more pending.
+      if (n === 0) return;
     }
   }
 
@@ -394,8 +414,7 @@ export class NativeEngine implements MetricsSource {
     this.model.adoptTotals(totals);
   }
 
-  private settleFinished(n: number): void {
-    const v = this.eventView;
+  private settleFinished(v: DataView, n: number): void {
     for (let i = 0; i < n; i++) {
       const off = i * EVENT_SIZE;
       if (v.getUint16(off + EV_OFF_TYPE, true) !== EV_JOB_DONE) continue;
