@@ -33,8 +33,10 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
   flag('engine.workers-per-gpu', 'workers_per_gpu');
   flag('engine.synthesis-concurrency', 'synthesis_concurrency');
   if (cfg.backend === 'sim') flag('engine.time-scale', 'time_scale');
+  flag('engine.split-proving', 'split_proving');
   const faults: Record<string, unknown> = { ...((base.faults as Record<string, unknown> | undefined) ?? {}) };
   if (o['fault.status-bug-kind'] !== undefined) faults.status_bug_kind = o['fault.status-bug-kind'];
+  if (o['fault.status-bug-mode'] !== undefined) faults.status_bug_mode = o['fault.status-bug-mode'];
   if (o['fault.fail-partition-nth'] !== undefined) faults.fail_partition_nth = o['fault.fail-partition-nth'];
   if (o['fault.fail-partition-rate'] !== undefined) faults.fail_partition_rate = o['fault.fail-partition-rate'];
   if (o['fault.corrupt-proof-nth'] !== undefined) faults.corrupt_proof_nth = o['fault.corrupt-proof-nth'];

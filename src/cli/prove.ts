@@ -24,6 +24,8 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
   const { engine } = opened;
   const json = o['json'] as boolean;
   const verify = (o['verify'] as boolean) && engine.backend === 'cpu';
+  /** FAULT INJECTION: present every proof for this job id instead of its own. */
+  const verifyAs = o['fault.verify-as-job'] as string | undefined;
   const out = process.stdout;
   const err = process.stderr;
   const tty = err.isTTY === true;
@@ -73,12 +75,14 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
       let verified: boolean | null = null;
       if (r.outcome === 'completed' && verify) {
         try {
-          verified = engine.verify(engine.proof(r.job), r.jobId);
+          const v = engine.verifyWithReason(engine.proof(r.job), verifyAs ?? r.jobId);
+          verified = v.valid;
+          const as = verifyAs !== undefined ? ` as job ${verifyAs}` : '';
+          if (!v.valid) failures.push(`${r.jobId}: proof does not verify${as}: ${v.reason}`);
         } catch (e) {
           verified = false;
           failures.push(`${r.jobId}: verification error: ${(e as Error).message}`);
         }
-        if (verified === false && !failures.some((f) => f.startsWith(`${r.jobId}: verification error`))) failures.push(`${r.jobId}: proof does not verify`);
       }
       if (r.outcome !== 'completed') failures.push(`${r.jobId}: ${r.outcome}${r.error ? `: ${r.error}` : ''}`);
       results.push(r);
