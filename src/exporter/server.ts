@@ -7,16 +7,15 @@
  *   /-/healthy                           the process is alive
  *   /-/ready                             the source answers and has at least one GPU
  */
-import * as http from 'node:http';
-import * as https from 'node:https';
+import type * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
 import { Compression, MetricsReply, metricsReply } from './exposition';
 import { loadPageAssets } from './page/assets';
 import type { Telemetry } from './telemetry';
-import { BasicAuth, ClientAuth, WebConfig } from './web-config';
+import { createEdgeServer } from './edge';
+import { WebConfig, WebConfigHolder } from './web-config';
 
 export interface ServerOptions {
   listenAddress: string;
@@ -24,6 +23,8 @@ export interface ServerOptions {
   /** gzip the telemetry path's answer when the client accepts it (default), or never. */
   compression?: Compression;
   webConfig?: WebConfig;
+  /** Connections open at once (--web.max-connections; edge.ts). */
+  maxConnections?: number;
   source: MetricsSource;
   telemetry: Telemetry;
   logger: Logger;
@@ -34,6 +35,8 @@ export interface RunningServer {
   /** Base URL, e.g. http://127.0.0.1:9464 (an unspecified host shows as 127.0.0.1). */
   url: string;
   port: number;
+  /** Re-reads the web config file now (SIGHUP); false when the new one was refused. */
+  reloadWebConfig(): boolean;
   close(): Promise<void>;
 }
 
@@ -73,25 +76,17 @@ export function statusDocument(source: MetricsSource, version: string): Record<s
   };
 }
 
-/** Per-request client-certificate rules of the exporter-toolkit modes the TLS layer leaves to us. */
-function clientCertProblem(req: http.IncomingMessage, mode: ClientAuth): string | null {
-  if (mode === 'NoClientCert' || mode === 'RequestClientCert' || mode === 'RequireAndVerifyClientCert') return null;
-  const socket = req.socket as TLSSocket;
-  const presented = Object.keys(socket.getPeerCertificate?.() ?? {}).length > 0;
-  if (mode === 'RequireAnyClientCert') return presented ? null : 'a client certificate is required';
-  // VerifyClientCertIfGiven
-  return presented && !socket.authorized ? `client certificate not trusted: ${String(socket.authorizationError)}` : null;
-}
-
 export function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { host, port } = parseListenAddress(opts.listenAddress);
   const log = opts.logger;
-  const auth = opts.webConfig?.basicAuthUsers ? new BasicAuth(opts.webConfig.basicAuthUsers) : null;
-  const headers = opts.webConfig?.headers ?? {};
+  // The web config in force (re-read on change and on SIGHUP; web-config.ts).
+  const web = new WebConfigHolder(opts.webConfig, log);
+  for (const r of ['connection_limit', 'auth_overload', 'web_config']) opts.source.model.errors.declare(r);
+  web.onReloadError = (msg) => opts.source.model.errors.inc('web_config', msg);
   const page = loadPageAssets();
 
   const send = (res: http.ServerResponse, code: number, type: string, body: string | Buffer, extra: Record<string, string> = {}) => {
-    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...headers, ...extra });
+    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...web.current.headers, ...extra });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
 
@@ -100,15 +95,22 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     const raw = req.url ?? '/';
     const q = raw.indexOf('?');
     const pathname = q < 0 ? raw : raw.slice(0, q);
+    // As the exporter-toolkit's handler: rate limit, then basic auth, for every path
+    // (/-/healthy included); client certificates were checked at the handshake (edge.ts).
+    web.maybeReload();
+    if (!web.allowRequest()) return send(res, 429, 'text/plain; charset=utf-8', 'too many requests\n', { 'Retry-After': '1' });
+    if (web.authRequired()) {
+      const a = await web.authorize(req.headers.authorization);
+      if (a === 'busy') {
+        opts.source.model.errors.inc('auth_overload');
+        return send(res, 429, 'text/plain; charset=utf-8', 'too many password checks in progress, retry\n', { 'Retry-After': '1' });
+      }
+      if (a !== 'ok') return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
     }
     if (pathname === '/-/healthy') return send(res, 200, 'text/plain; charset=utf-8', 'OK\n');
-    const certProblem = tls ? clientCertProblem(req, tls.clientAuth) : null;
-    if (certProblem) return send(res, 403, 'text/plain; charset=utf-8', `${certProblem}\n`);
-    if (auth && !(await auth.check(req.headers.authorization))) {
-      return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
-    }
     if (pathname === opts.telemetryPath) {
       // Text 0.0.4 or OpenMetrics by Accept, gzip by Accept-Encoding (exposition.ts).
       let reply: MetricsReply;
@@ -145,23 +147,17 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     });
   };
 
+  // Connection cap, TLS (re-read on change), client-certificate policy, Go's 400 for
+  // plain HTTP on the TLS port: edge.ts.
   const tls = opts.webConfig?.tls;
-  const server = tls
-    ? https.createServer(
-        {
-          cert: tls.cert,
-          key: tls.key,
-          ca: tls.ca,
-          minVersion: tls.minVersion,
-          // Ask for a certificate in every mode but NoClientCert; only the strict mode lets
-          // the TLS layer refuse the handshake, the others are checked per request.
-          requestCert: tls.clientAuth !== 'NoClientCert',
-          rejectUnauthorized: tls.clientAuth === 'RequireAndVerifyClientCert',
-        },
-        handler,
-      )
-    : http.createServer(handler);
-  server.keepAliveTimeout = 65_000;
+  const edge = createEdgeServer({
+    web,
+    handler,
+    log,
+    maxConnections: opts.maxConnections,
+    onDrop: () => opts.source.model.errors.inc('connection_limit'),
+  });
+  const server = edge.server;
 
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
@@ -180,11 +176,13 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
       resolve({
         url: `${tls ? 'https' : 'http'}://${shownHost}:${a.port}`,
         port: a.port,
+        reloadWebConfig: () => web.reload('SIGHUP'),
         close: () =>
           new Promise<void>((done) => {
             server.close(() => done());
             server.closeAllConnections();
-          }),
+            edge.destroyAll();
+          }).then(() => web.close()),
       });
     });
   });

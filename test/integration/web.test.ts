@@ -60,11 +60,11 @@ describe('web config file', () => {
     expect(() => loadWebConfig(write('f.yml', 'tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n  client_auth_type: RequireAndVerifyClientCert\n'))).toThrow(/needs client_ca_file/);
   });
 
-  test('TLS and basic auth: 401 without credentials, 200 with them, /-/healthy open', async () => {
+  test('TLS and basic auth: 401 without credentials, 200 with them, /-/healthy behind auth as in the exporter-toolkit', async () => {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1', '-keyout', path.join(dir, 'k.pem'), '-out', path.join(dir, 'c.pem')], { stdio: 'ignore' });
     const hash = bcrypt.hashSync('s3cret', 4);
     const cfg = loadWebConfig(
-      write('web.yml', `tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\nbasic_auth_users:\n  prom: '${hash}'\nhttp_server_config:\n  headers:\n    X-Test: yes\n`),
+      write('web.yml', `tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\nbasic_auth_users:\n  prom: '${hash}'\nhttp_server_config:\n  headers:\n    X-Frame-Options: deny\n`),
     );
     let telemetry!: Telemetry;
     const source = goldenSource((s) => (telemetry = new Telemetry(s, { version: 't', logger: silentLogger })));
@@ -80,8 +80,9 @@ describe('web config file', () => {
       const ok = await request(`${server.url}/metrics`, { ...opts, auth: 'prom:s3cret' });
       expect(ok.status).toBe(200);
       expect(ok.body).toContain('cuzk_gpu_worker_busy{gpu="0",worker="1"} 1');
-      expect(ok.headers['x-test']).toBe('yes');
-      expect((await request(`${server.url}/-/healthy`, opts)).status).toBe(200);
+      expect(ok.headers['x-frame-options']).toBe('deny');
+      expect((await request(`${server.url}/-/healthy`, opts)).status).toBe(401);
+      expect((await request(`${server.url}/-/healthy`, { ...opts, auth: 'prom:s3cret' })).status).toBe(200);
     } finally {
       await server.close();
       await telemetry.shutdown();
