@@ -3,6 +3,7 @@
  * orderly shutdown on SIGINT/SIGTERM.
  */
 import type { MetricsSource } from '../engine/source';
+import type { Compression } from '../exporter/exposition';
 import { parseListenAddress, startServer, RunningServer } from '../exporter/server';
 import { Telemetry } from '../exporter/telemetry';
 import { loadWebConfig, WebConfig } from '../exporter/web-config';
@@ -53,6 +54,7 @@ export async function serve(source: MetricsSource, o: Resolved, log: Logger, web
     server = await startServer({
       listenAddress: o['web.listen-address'] as string,
       telemetryPath: o['web.telemetry-path'] as string,
+      compression: o['web.compression'] as Compression,
       webConfig,
       source,
       telemetry,
