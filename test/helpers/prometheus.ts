@@ -114,6 +114,14 @@ export interface StartPrometheusOptions {
   metricsPath?: string;
   /** Parent of the temp dir (default os.tmpdir()). */
   tmpParent?: string;
+  /** Further command-line flags, e.g. ['--enable-feature=exemplar-storage']. */
+  extraFlags?: string[];
+}
+
+/** One series' exemplars from /api/v1/query_exemplars. */
+export interface PromExemplars {
+  seriesLabels: Record<string, string>;
+  exemplars: { labels: Record<string, string>; value: string; timestamp: number }[];
 }
 
 export interface RunningPrometheus {
@@ -131,6 +139,8 @@ export interface RunningPrometheus {
   alerts(): Promise<PromAlert[]>;
   rules(): Promise<PromRuleGroup[]>;
   targets(): Promise<PromTarget[]>;
+  /** /api/v1/query_exemplars over [startSec, endSec] (needs --enable-feature=exemplar-storage). */
+  queryExemplars(expr: string, startSec: number, endSec: number): Promise<PromExemplars[]>;
   /**
    * Resolves once every configured target has been scraped successfully at least once.
    * Prometheus applies discovered targets on a ~5 s throttle, so the first scrape comes a
@@ -227,6 +237,7 @@ export async function startPrometheus(o: StartPrometheusOptions): Promise<Runnin
         `--web.listen-address=127.0.0.1:${port}`,
         '--storage.tsdb.retention.time=1d',
         '--log.level=warn',
+        ...(o.extraFlags ?? []),
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -307,6 +318,10 @@ export async function startPrometheus(o: StartPrometheusOptions): Promise<Runnin
         return (await getJson<{ groups: PromRuleGroup[] }>(`${url}/api/v1/rules`)).groups;
       },
       targets,
+      async queryExemplars(expr, startSec, endSec) {
+        const params = new URLSearchParams({ query: expr, start: String(startSec), end: String(endSec) });
+        return getJson<PromExemplars[]>(`${url}/api/v1/query_exemplars`, { method: 'POST', body: params });
+      },
       async waitForTargetsUp(timeoutMs = 20000) {
         let last: PromTarget[] = [];
         try {
