@@ -15,7 +15,8 @@ export interface MetricDef {
 }
 
 export const PROOF_KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
-export const PARTITION_STATES = ['pending', 'synthesizing', 'synth_done', 'gpu'] as const;
+export const PARTITION_STATES = ['pending', 'synthesizing', 'synth_done', 'gpu', 'finalizing'] as const;
+export const MISMATCH_REASONS = ['idle_with_partitions_on_gpu', 'owner_idle', 'surfaces_disagree'] as const;
 
 export const METRICS: readonly MetricDef[] = [
   { name: 'cuzk_gpu_worker_busy', type: 'gauge', labels: ['gpu', 'worker'], help: 'worker currently owns a partition (0/1)' },
@@ -37,7 +38,7 @@ export const METRICS: readonly MetricDef[] = [
   { name: 'cuzk_synthesis_max_concurrent', type: 'gauge', labels: [], help: 'synthesis slots' },
   { name: 'cuzk_memory_budget_bytes', type: 'gauge', labels: [], help: 'memory budget' },
   { name: 'cuzk_memory_used_bytes', type: 'gauge', labels: [], help: 'memory used' },
-  { name: 'cuzk_status_mismatch', type: 'gauge', labels: [], help: 'partitions in gpu state exceed busy workers (0/1)' },
+  { name: 'cuzk_status_mismatch', type: 'gauge', labels: [], help: 'the prover contradicts itself for certain (0/1)' },
   { name: 'cuzk_up', type: 'gauge', labels: [], help: 'the source answered at the last collection (0/1)' },
   { name: 'cuzk_exporter_events_total', type: 'counter', labels: [], help: 'events ingested' },
   { name: 'cuzk_exporter_events_dropped_total', type: 'counter', labels: [], help: 'events lost (sequence gaps)' },
@@ -49,6 +50,9 @@ export const METRICS: readonly MetricDef[] = [
   // Additions served by the exporter beyond the DESIGN §5 table.
   { name: 'cuzk_gpu_worker_current_partition_seconds', type: 'gauge', labels: ['gpu', 'worker'], help: 'seconds the worker has owned its current partition (0 when idle)' },
   { name: 'cuzk_gpu_worker_partitions_total', type: 'counter', labels: ['gpu', 'worker'], help: 'partitions the worker finished' },
+  { name: 'cuzk_partition_finalize_seconds_total', type: 'counter', labels: ['proof_kind'], help: 'time finished partitions spent finalizing (split proving)' },
+  { name: 'cuzk_partition_finalize_duration_seconds', type: 'histogram', labels: ['proof_kind'], help: 'per-partition finalize duration' },
+  { name: 'cuzk_status_mismatch_reason', type: 'gauge', labels: ['reason'], help: 'which certain contradiction holds (0/1)' },
   { name: 'cuzk_exporter_errors_total', type: 'counter', labels: ['reason'], help: 'collection/ingestion errors by reason' },
 ];
 

@@ -59,14 +59,14 @@ function fleetRow() {
   const hostTable = table({
     title: 'Hosts',
     description:
-      'One row per exporter. Click an instance to drill down to it. Utilisation comes from the busy-seconds counters (recording rules, 1m); "partitions on GPU" above "busy workers" means the prover contradicts itself.',
+      'One row per exporter. Click an instance to drill down to it. Utilisation comes from the busy-seconds counters (recording rules, 1m). "Partitions on GPU" (gpu + finalizing) above "busy workers" is normal split proving (finished kernels finalize while the worker proves the next partition); "Status" says whether the prover contradicts itself for certain.',
     w: 24,
     h: 8,
     targets: [
       q(`avg by (instance) (instance_gpu:cuzk_gpu_worker_utilization:ratio_rate1m{${G}})`, { instant: true, table: true }),
       q(`avg by (instance) (instance_gpu:cuzk_gpu_lock_utilization:ratio_rate1m{${G}})`, { instant: true, table: true }),
       q(`sum by (instance) (cuzk_queue_depth{${I}})`, { instant: true, table: true }),
-      q(`sum by (instance) (cuzk_partitions{${I}, state="gpu"})`, { instant: true, table: true }),
+      q(`sum by (instance) (cuzk_partitions{${I}, state=~"gpu|finalizing"})`, { instant: true, table: true }),
       q(`sum by (instance) (cuzk_gpu_worker_busy{${I}})`, { instant: true, table: true }),
       q(`max by (instance) (cuzk_status_mismatch{${I}})`, { instant: true, table: true }),
       q(`max by (instance) (cuzk_up{${I}})`, { instant: true, table: true }),
@@ -181,7 +181,7 @@ function fleetRow() {
       stat({
         title: 'Status mismatches',
         description:
-          'Hosts whose exporter flags cuzk_status_mismatch (partitions in the gpu state exceed busy workers — the historical cuzk status bug). Should be 0.',
+          'Hosts whose exporter flags cuzk_status_mismatch: a worker reported idle while a partition it picked up is still on the GPU, for certain (the historical cuzk status bug). Should be 0. More partitions on the GPU than busy workers is not a mismatch (split proving).',
         targets: [q(`sum(cuzk_status_mismatch{${I}})`, { legend: 'hosts' })],
         field: { decimals: 0, thresholds: ZERO_GOOD },
       }),
@@ -300,7 +300,8 @@ function partitionsRow() {
     panels: [
       timeseries({
         title: 'Partitions by state',
-        description: 'Partitions now pending, synthesizing, synthesized (waiting for a GPU) and on the GPU (cuzk_partitions).',
+        description:
+          'Partitions now pending, synthesizing, synthesized (waiting for a GPU), gpu (kernels running, owned by a worker) and finalizing (kernels done, GPU lock released, CPU epilogue running while the worker already proves its next partition), from cuzk_partitions. An attached cuzk /status cannot tell finalizing from gpu and reports both as gpu.',
         targets: [q(`sum by (instance, state) (cuzk_partitions{${I}})`, { legend: '{{instance}} {{state}}' })],
         field: { unit: 'short', min: 0, decimals: 0 },
         stack: true,
@@ -322,6 +323,17 @@ function partitionsRow() {
         field: { unit: 'short', min: 0 },
         axisLabel: 'CPU-seconds / s',
         stack: true,
+        w: 8,
+      }),
+      timeseries({
+        title: 'Partition finalize time by proof kind',
+        description:
+          'Split proving: time partitions spent finalizing after their kernels released the GPU lock (the CPU epilogue, b_g2_msm in cuzk), as finalize-seconds per second (rate of cuzk_partition_finalize_seconds_total) and p90 per partition (cuzk_partition_finalize_duration_seconds). Part of the GPU-stage time; the worker is free for its next partition meanwhile. Known in run mode (the source reports the lock release).',
+        targets: [
+          q(`sum by (instance, proof_kind) (rate(cuzk_partition_finalize_seconds_total{${I}}${RI}))`, { legend: 'finalize-s/s {{instance}} {{proof_kind}}' }),
+          q(`histogram_quantile(0.9, sum by (le, proof_kind) (rate(cuzk_partition_finalize_duration_seconds_bucket{${I}}${RI})))`, { legend: 'p90 {{proof_kind}}' }),
+        ],
+        field: { unit: 's', min: 0 },
         w: 8,
       }),
       timeseries({
@@ -435,20 +447,28 @@ function consistencyRow() {
       timeseries({
         title: 'Partitions on GPU vs busy workers (raw comparison)',
         description:
-          'sum(cuzk_partitions{state="gpu"}) against sum(cuzk_gpu_worker_busy) per host. Partitions on the GPU above busy workers is impossible in a correct prover: the historical cuzk bug showed workers idle while partitions were on the GPU. Alert CuzkGpuWorkersIdleWithPartitionsOnGpu.',
+          'Partitions in the gpu and finalizing states (cuzk_partitions) against busy workers (cuzk_gpu_worker_busy) per host. With split proving, partitions on the GPU above busy workers is normal: a finished partition finalizes while its worker already proves the next. Partitions on the GPU while busy workers is 0 is impossible in a correct prover (the historical cuzk bug: W0 idle, W1 idle, P11/P12 gpu). Alert CuzkGpuWorkersIdleWithPartitionsOnGpu.',
         targets: [
-          q(`sum by (instance) (cuzk_partitions{${I}, state="gpu"})`, { legend: '{{instance}} partitions in gpu state' }),
+          q(`sum by (instance, state) (cuzk_partitions{${I}, state=~"gpu|finalizing"})`, { legend: '{{instance}} partitions {{state}}' }),
           q(`sum by (instance) (cuzk_gpu_worker_busy{${I}})`, { legend: '{{instance}} busy workers' }),
         ],
         field: { unit: 'short', min: 0, decimals: 0 },
-        w: 16,
+        w: 12,
       }),
       stateTimeline({
         title: 'Status mismatch flag',
-        description: "The exporter's own verdict (cuzk_status_mismatch) per host.",
+        description: "The exporter's own verdict (cuzk_status_mismatch) per host: 1 only for a certain contradiction.",
         targets: [q(`max by (instance) (cuzk_status_mismatch{${I}})`, { legend: '{{instance}}' })],
         field: { mappings: MISMATCH_MAPPING },
-        w: 8,
+        w: 6,
+      }),
+      stateTimeline({
+        title: 'Status mismatch reasons',
+        description:
+          'Which check found the contradiction (cuzk_status_mismatch_reason): idle_with_partitions_on_gpu — partitions in gpu/finalizing while no worker is busy; owner_idle — a worker reported idle while the newest partition it picked up has not ended (run mode, exact per worker); surfaces_disagree — attached surfaces disagree about a worker.',
+        targets: [q(`max by (instance, reason) (cuzk_status_mismatch_reason{${I}})`, { legend: '{{instance}} {{reason}}' })],
+        field: { mappings: MISMATCH_MAPPING },
+        w: 6,
       }),
     ],
   };

@@ -107,6 +107,23 @@ function alert(
 /** The busy-worker count on the alert's host, for annotations (evaluated by Prometheus). */
 const BUSY_WORKERS_TEMPLATE =
   '{{ with printf "sum(cuzk_gpu_worker_busy{job=%q,instance=%q})" $labels.job $labels.instance | query }}{{ . | first | value }}{{ else }}no{{ end }}';
+/** Partitions on the GPU (gpu or finalizing) on the alert's host now. */
+const ON_GPU_TEMPLATE =
+  '{{ with printf `sum(cuzk_partitions{job=%q,instance=%q,state=~"gpu|finalizing"})` $labels.job $labels.instance | query }}{{ . | first | value }}{{ else }}no{{ end }}';
+
+/**
+ * Window over which a certain contradiction keeps the key alert's condition true. The
+ * historical clobber is intermittent (a worker shows idle from the end of its previous
+ * partition's finalize tail until its next pickup, then busy again), so an instantaneous
+ * condition sampled every 15 s would keep resetting `for:`; any sample of a certain
+ * contradiction in the window counts. A correct prover never produces one (transitions
+ * reach the exporter whole), so one sample is evidence, not noise.
+ */
+export const MISMATCH_WINDOW = '2m';
+/** The exporter's mismatch reasons seen on the alert's host within the window, comma-separated. */
+const REASONS_TEMPLATE =
+  `{{ with printf \`max_over_time(cuzk_status_mismatch_reason{job=%q,instance=%q}[${MISMATCH_WINDOW}]) == 1\` $labels.job $labels.instance | query | sortByLabel "reason" }}` +
+  '{{ range $i, $r := . }}{{ if $i }}, {{ end }}{{ $r.Labels.reason }}{{ end }}{{ else }}none reported{{ end }}';
 
 /** Stuck threshold: production PoRep C2 partitions take tens of seconds on the GPU. */
 export const WORKER_STUCK_SECONDS = 600;
@@ -114,26 +131,42 @@ export const WORKER_STUCK_SECONDS = 600;
 export const UNDERUTILIZED_RATIO = 0.5;
 
 export const ALERTING_RULES: AlertingRule[] = [
+  // Split proving (DESIGN §9): a finished partition stays in `gpu` (our `finalizing`) while
+  // its worker already proves the next one, so partitions on the GPU outnumbering busy
+  // workers is healthy. Certain contradictions only: the exporter's own verdict (exact per
+  // worker where ownership is known), or, from the raw series of any source, partitions on
+  // the GPU while no worker at all is busy (the seed's screenshot).
   alert(
     'CuzkGpuWorkersIdleWithPartitionsOnGpu',
     'critical',
     '1m',
     lines(
-      'sum by (job, instance) (cuzk_partitions{state="gpu"})',
-      '  > sum by (job, instance) (cuzk_gpu_worker_busy)',
+      `max by (job, instance) (max_over_time(cuzk_status_mismatch[${MISMATCH_WINDOW}])) == 1`,
+      'or',
+      'max_over_time(',
+      '  (',
+      '    sum by (job, instance) (cuzk_partitions{state=~"gpu|finalizing"}) > 0',
+      '    and on (job, instance)',
+      '    sum by (job, instance) (cuzk_gpu_worker_busy) == 0',
+      `  )[${MISMATCH_WINDOW}:]`,
+      ') > 0',
     ),
     'GPU workers report idle while partitions are in the GPU state on {{ $labels.instance }}',
-    '{{ $labels.instance }} reports {{ $value }} partition(s) in the gpu state but only ' +
+    '{{ $labels.instance }}: a GPU worker is reported idle while a partition it picked up is still on the GPU — now ' +
+      ON_GPU_TEMPLATE +
+      ' partition(s) in gpu/finalizing and ' +
       BUSY_WORKERS_TEMPLATE +
-      ' busy GPU worker(s). The prover contradicts itself (the historical cuzk status bug): its worker busy/idle view is wrong, so do not add GPUs or re-plan capacity from it.',
+      ` busy GPU worker(s); exporter mismatch reasons in the last ${MISMATCH_WINDOW}: ` +
+      REASONS_TEMPLATE +
+      '. The prover contradicts itself for certain (the historical cuzk status bug): its worker busy/idle view is wrong, so do not add GPUs or re-plan capacity from it. (More partitions on the GPU than busy workers alone is healthy split proving and does not fire this.)',
   ),
   alert(
     'CuzkStatusMismatch',
     'info',
     '5m',
-    'max by (job, instance) (cuzk_status_mismatch) == 1',
-    'cuzk-exporter flags a status mismatch on {{ $labels.instance }}',
-    'The exporter on {{ $labels.instance }} has reported cuzk_status_mismatch=1 (partitions in the gpu state exceed busy workers) for 5 minutes. Usually fires together with CuzkGpuWorkersIdleWithPartitionsOnGpu.',
+    `max by (job, instance, reason) (max_over_time(cuzk_status_mismatch_reason[${MISMATCH_WINDOW}])) == 1`,
+    'cuzk-exporter flags a status mismatch ({{ $labels.reason }}) on {{ $labels.instance }}',
+    `The exporter on {{ $labels.instance }} has seen a certain status contradiction of kind {{ $labels.reason }} in every ${MISMATCH_WINDOW} window for 5 minutes (cuzk_status_mismatch_reason). Usually fires together with CuzkGpuWorkersIdleWithPartitionsOnGpu; the reason says which check caught it.`,
   ),
   alert(
     'CuzkSourceDown',

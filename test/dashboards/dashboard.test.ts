@@ -310,7 +310,11 @@ describe('overview dashboard content (DESIGN §9)', () => {
     // The mismatch is shown as the raw comparison, not only the exporter's flag.
     const raw = allPanels(d).find((p) => /raw comparison/.test(p.title as string));
     const rawExprs = ((raw?.targets as JsonObject[]) ?? []).map((t) => t.expr as string);
-    expect(rawExprs.some((e) => /cuzk_partitions\{[^}]*state="gpu"/.test(e))).toBe(true);
+    expect(rawExprs.some((e) => /sum by \(instance, state\) \(cuzk_partitions\{[^}]*state=~"gpu\|finalizing"/.test(e))).toBe(true);
+    // Split proving (issue 14): finalizing shown on its own, finalize time, and the mismatch reasons.
+    expect(panelsUsing('cuzk_partition_finalize_seconds_total').length).toBeGreaterThan(0);
+    expect(panelsUsing('cuzk_partition_finalize_duration_seconds_bucket').length).toBeGreaterThan(0);
+    expect(queries.some((q) => /max by \(instance, reason\) \(cuzk_status_mismatch_reason/.test(q.expr))).toBe(true);
     expect(rawExprs.some((e) => referencedMetrics(e).includes('cuzk_gpu_worker_busy'))).toBe(true);
   });
 
@@ -382,12 +386,16 @@ describe('alerting and recording rules', () => {
     expect(runbook).toMatch(/curl[^\n]*\/status/);
   });
 
-  test('the key alert compares the raw series, not only the exporter flag', () => {
+  test('the key alert: the exporter flag or the raw series, never the split-proving inequality', () => {
     const key = ALERTING_RULES.find((a) => a.alert === 'CuzkGpuWorkersIdleWithPartitionsOnGpu');
     expect(key).toBeDefined();
     const expr = (key?.expr ?? '').replace(/\s+/g, ' ');
-    expect(expr).toBe('sum by (job, instance) (cuzk_partitions{state="gpu"}) > sum by (job, instance) (cuzk_gpu_worker_busy)');
-    expect(referencedMetrics(expr)).not.toContain('cuzk_status_mismatch');
+    expect(referencedMetrics(expr)).toEqual(['cuzk_gpu_worker_busy', 'cuzk_partitions', 'cuzk_status_mismatch']);
+    expect(expr).toContain('max_over_time(cuzk_status_mismatch[');
+    expect(expr).toContain('sum by (job, instance) (cuzk_partitions{state=~"gpu|finalizing"}) > 0');
+    expect(expr).toContain('sum by (job, instance) (cuzk_gpu_worker_busy) == 0');
+    // Partitions on the GPU above busy workers is healthy split proving (issue 14).
+    expect(expr).not.toMatch(/\) > sum by/);
     expect(key?.labels.severity).toBe('critical');
   });
 

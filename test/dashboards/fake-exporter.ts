@@ -2,12 +2,14 @@
  * A stand-in for cuzk-exporter's /metrics, built from the metric catalogue
  * (dashboards/src/metrics.ts): two GPUs with two workers each, every proof kind, counters that
  * grow with wall time. It lets the dashboard queries and the rules be checked against a real
- * Prometheus without the native engine. `setBug(true)` reproduces the historical status bug
- * (partitions in the gpu state while every worker reports idle).
+ * Prometheus without the native engine. Healthy, it proves the split way (a partition of
+ * every kind finalizing besides the ones in gpu: more partitions on the GPU than busy workers,
+ * which must fire nothing). `setBug(true)` reproduces the historical status bug (partitions
+ * in the gpu state while every worker reports idle).
  */
 import * as http from 'http';
 import { AddressInfo } from 'net';
-import { METRICS, MetricDef, PARTITION_STATES, PROOF_KINDS } from '../../dashboards/src/metrics';
+import { METRICS, MISMATCH_REASONS, MetricDef, PARTITION_STATES, PROOF_KINDS } from '../../dashboards/src/metrics';
 
 const GPUS = ['0', '1'];
 const WORKERS = ['0', '1'];
@@ -41,6 +43,7 @@ function labelSets(m: MetricDef): Labels[] {
   if (has('gpu')) return GPUS.map((gpu) => ({ gpu }));
   if (has('proof_kind') && has('state')) return PROOF_KINDS.flatMap((proof_kind) => PARTITION_STATES.map((state) => ({ proof_kind, state })));
   if (has('proof_kind')) return PROOF_KINDS.map((proof_kind) => ({ proof_kind }));
+  if (m.name === 'cuzk_status_mismatch_reason') return MISMATCH_REASONS.map((reason) => ({ reason }));
   if (has('reason')) return [{ reason: 'parse' }];
   return [{}];
 }
@@ -61,6 +64,8 @@ function value(m: MetricDef, l: Labels, t: number, bug: boolean): number {
       return 1;
     case 'cuzk_status_mismatch':
       return bug ? 1 : 0;
+    case 'cuzk_status_mismatch_reason':
+      return bug && l.reason === 'idle_with_partitions_on_gpu' ? 1 : 0;
     case 'cuzk_up':
     case 'cuzk_exporter_build_info':
     case 'cuzk_gpu_info':

@@ -152,13 +152,27 @@ describeWithPromtool('promtool', () => {
     }
   });
 
-  test('the unit tests fail when the key alert only trusts the exporter flag', async () => {
+  // The key alert's promtool tests have teeth against each way the rule could be wrong:
+  // every mutation below makes workers-idle-with-partitions-on-gpu.yml fail.
+  const KEY_MUTATIONS: { name: string; expr: string }[] = [
+    // Issue 14: fires on healthy split proving (4 partitions in gpu, 2 busy workers).
+    { name: 'the pre-split-proving comparison', expr: 'sum by (job, instance) (cuzk_partitions{state="gpu"}) > sum by (job, instance) (cuzk_gpu_worker_busy)' },
+    // Misses the seed's state on a source without the flag.
+    { name: 'the exporter flag only', expr: 'max by (job, instance) (max_over_time(cuzk_status_mismatch[2m])) == 1' },
+    // Misses the partial clobber (counts never contradict).
+    { name: 'the raw series only', expr: 'max_over_time((sum by (job, instance) (cuzk_partitions{state=~"gpu|finalizing"}) > 0 and on (job, instance) sum by (job, instance) (cuzk_gpu_worker_busy) == 0)[2m:]) > 0' },
+    // Misses the intermittent clobber (the timer resets at every sample where the worker is busy again).
+    { name: 'an instantaneous flag', expr: 'max by (job, instance) (cuzk_status_mismatch) == 1 or (sum by (job, instance) (cuzk_partitions{state=~"gpu|finalizing"}) > 0 and on (job, instance) sum by (job, instance) (cuzk_gpu_worker_busy) == 0)' },
+  ];
+
+  test.each(KEY_MUTATIONS)('the key alert tests fail when the rule is $name', async ({ expr }) => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-promtool-'));
     try {
       const src = fs.readFileSync(RULES, 'utf8');
-      const keyExpr = /( {8}expr: \|-\n {10}sum by \(job, instance\) \(cuzk_partitions\{state="gpu"\}\)\n {12}> sum by \(job, instance\) \(cuzk_gpu_worker_busy\))/;
-      expect(src).toMatch(keyExpr);
-      fs.writeFileSync(path.join(tmp, 'cuzk-alerts.yml'), src.replace(keyExpr, '        expr: max by (job, instance) (cuzk_status_mismatch) == 1'));
+      const key = ALERTING_RULES.find((a) => a.alert === 'CuzkGpuWorkersIdleWithPartitionsOnGpu');
+      const block = '        expr: |-\n' + (key?.expr ?? '').split('\n').map((l) => `          ${l}`).join('\n') + '\n';
+      expect(src).toContain(block);
+      fs.writeFileSync(path.join(tmp, 'cuzk-alerts.yml'), src.replace(block, `        expr: |-\n          ${expr}\n`));
       fs.mkdirSync(path.join(tmp, 'tests'));
       const f = 'workers-idle-with-partitions-on-gpu.yml';
       fs.copyFileSync(path.join(TESTS_DIR, f), path.join(tmp, 'tests', f));
