@@ -67,7 +67,11 @@ export function statusDocument(source: MetricsSource, version: string): Record<s
       backend: source.backend,
       up: m.up,
       status_mismatch: m.statusMismatch(),
+      // which certain contradiction (cuzk_status_mismatch_reason); [] when none
+      status_mismatch_reasons: m.mismatchReasons(),
+      // gpu + finalizing, as cuzk's /status counts "gpu"; of which finalizing (split proving)
       partitions_on_gpu: m.partitionsOnGpu(),
+      partitions_finalizing: m.partitionsFinalizing(),
       busy_workers: m.busyWorkers,
       snapshot_age_secs: source.snapshotAgeSeconds(),
       last_error: m.errors.lastMessage,
