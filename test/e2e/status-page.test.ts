@@ -446,20 +446,30 @@ describeBrowser(`status page in a browser${skipReason ? ` (${skipReason})` : ''}
       await shot(page, 'attach-fixture-02.png');
     });
 
-    it('a 64-character ps-snap job id is fully readable (worker row, pipeline, mismatch banner)', async () => {
+    it('a 64-character ps-snap job id is fully readable (worker row, pipeline, finalizing note)', async () => {
       expect(LONG_ID).toHaveLength(64);
-      // Fixture 02 with the long id, worker 1 reporting idle: the id is in a worker row, the
-      // pipeline header and the mismatch banner.
+      // Fixture 02 with the long id, worker 1 reporting idle: P10 stays in gpu without a
+      // proving worker while worker 0 proves — split proving (P10 finalizing), not a
+      // mismatch (issue 14). The id is in a worker row, the pipeline header and the note
+      // that explains the finalizing partition.
       const s = withJobId(fixture(F02), LONG_ID);
       Object.assign(s.gpu_workers[1], { state: 'idle', current_job: null, current_partition: null, busy_secs: null });
       await show(s);
+      expect(await page.getByTestId('mismatch-banner').isVisible()).toBe(false);
+      expect(await page.getByTestId('invariant-ok').isVisible()).toBe(true);
+      expect(await page.getByTestId('invariant-ok-text').textContent()).toMatch(/^2 partitions on the GPU, 1 worker proving — 1 finalizing: .*not a mismatch/);
+      const cells = await page.locator('[data-testid="partition-cell"][data-state="gpu"]').evaluateAll((els) =>
+        els.map((e) => [e.getAttribute('data-index'), e.getAttribute('data-orphan'), e.getAttribute('data-finalizing')]),
+      );
+      expect(cells).toEqual([['9', 'false', 'false'], ['10', 'false', 'true']]);
+      expect(await page.getByTestId('finalizing-partition').evaluateAll((els) => els.map((e) => e.getAttribute('data-index')))).toEqual(['10']);
       expect(await page.getByTestId('pipeline').getAttribute('data-job-id')).toBe(LONG_ID);
       for (const width of [1440, 1024, 700]) {
         await page.setViewportSize({ width, height: 1000 }); // layout is redone when read
         const all = [
           ...(await readability(page, '[data-testid="worker-0"] [data-testid="worker-job"]', '.gpu-card')),
           ...(await readability(page, '[data-testid="pipeline-job-id"]', '[data-testid="pipeline"]')),
-          ...(await readability(page, '[data-testid="mismatch-job"] .mm-jobid', '[data-testid="mismatch-banner"]')),
+          ...(await readability(page, '[data-testid="finalizing-job"] .mm-jobid', '[data-testid="invariant-ok"]')),
         ];
         expect(all).toHaveLength(3);
         for (const r of all) {
@@ -530,7 +540,7 @@ describeBrowser(`status page in a browser${skipReason ? ` (${skipReason})` : ''}
         expect(await p.getByTestId('worker-0').getByTestId('worker-job').textContent()).toBe(XSS_ID);
         expect(await p.getByTestId('pipeline-job-id').textContent()).toBe(XSS_ID);
         expect(await p.getByTestId('pipeline').getAttribute('data-job-id')).toBe(XSS_ID);
-        expect(await p.locator('[data-testid="mismatch-job"] .mm-jobid').textContent()).toBe(XSS_ID);
+        expect(await p.locator('[data-testid="finalizing-job"] .mm-jobid').textContent()).toBe(XSS_ID);
         expect(await p.locator('img').count()).toBe(0);
         const created = await p.evaluate(() => (window as unknown as { __created: string[] }).__created);
         expect(created.length).toBeGreaterThan(50); // the observer saw the page render

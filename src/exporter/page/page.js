@@ -20,12 +20,15 @@
  * mismatch-banner      role=alert; always in the DOM (its space is reserved); visible and
  *                      filled only while the status mismatch holds (empty otherwise). data-active = true|false,
  *                      data-client = page's own verdict (true|false),
- *                      data-exporter = exporter.status_mismatch (true|false|absent)
+ *                      data-exporter = exporter.status_mismatch (true|false|absent),
+ *                      data-reasons = exporter.status_mismatch_reasons, comma-separated ("" if none)
  *   mismatch-text        headline ("Status mismatch: 2 partitions on the GPU but 0 workers busy — …")
  *   mismatch-partitions  the partitions in the gpu state (full job ids)
- *   mismatch-exporter    agreement with exporter.status_mismatch
+ *   mismatch-exporter    agreement with exporter.status_mismatch, and its reasons
  * invariant-ok         shown in the same place when there is no mismatch (data-active)
- *   invariant-ok-text
+ *   invariant-ok-text    counts, and why partitions on the GPU without a proving worker are fine
+ *   finalizing-partitions  those partitions (split proving: finalizing), full job ids;
+ *                        children finalizing-job (the job id in .mm-jobid), finalizing-partition
  * conn-state           data-state = connecting|live|stale|down
  *   conn-label, snapshot-age, conn-detail
  * stale-banner         visible (data-active=true) when /status cannot be fetched, the
@@ -51,7 +54,10 @@
  *   pipeline-job-id, pipeline-kind, pipeline-outcome, pipeline-progress, pipeline-age,
  *   pipeline-priority
  *   partition-cell     one partition; data-state (raw), data-index, data-orphan = true when
- *                      in the gpu state and no proving worker reports owning it;
+ *                      in the gpu state, no proving worker reports owning it, not marked
+ *                      finalizing, and a mismatch holds; data-finalizing = true when in the
+ *                      gpu state and finalizing (split proving: marked so by the source, or
+ *                      owned by no proving worker while no mismatch holds);
  *                      children partition-state, partition-synth, partition-gpu
  * legend               colour legend (each state also written as text in every cell)
  *
@@ -68,11 +74,13 @@
  * updated-at           wall-clock time of the last successful poll
  *
  * ── Computed here ───────────────────────────────────────────────────────────────────────────
- * Status mismatch: count partitions whose state is "gpu" across all pipelines and workers
- * whose state is "proving"; mismatch when the first exceeds the second (DESIGN §5,
- * cuzk_status_mismatch). Computed from the snapshot itself so it works without the
- * `exporter` object; the banner also shows whether exporter.status_mismatch agrees, and is
- * shown when either says there is a mismatch.
+ * Status mismatch (DESIGN §9, cuzk_status_mismatch): only a certain contradiction. From the
+ * snapshot itself: partitions in the "gpu" state while no worker at all is "proving" (the
+ * seed's screenshot). More partitions on the GPU than proving workers is NOT one: with split
+ * proving a partition whose kernels are done stays "gpu" (our engine adds
+ * "finalizing": true) while its worker already proves the next. The exporter's verdict
+ * (exporter.status_mismatch, exact per worker where it knows ownership) and its reasons are
+ * shown too; the banner is shown when either says there is a mismatch.
  * Utilisation: from successive snapshots, Δbusy_total_secs / Δuptime_secs over the last
  * ~5 s (gpus[].busy_total_secs = kernel-lock time for a GPU; gpu_workers[].busy_total_secs
  * for a worker; a GPU without a lock counter falls back to the mean of its workers).
@@ -200,7 +208,16 @@
 
   function pkey(job, index) { return JSON.stringify([job, index]); }
 
-  /** The invariant cuzk's old panel broke: partitions in `gpu` vs workers `proving`. */
+  var REASON_TEXT = {
+    idle_with_partitions_on_gpu: 'partitions on the GPU while no worker is busy',
+    owner_idle: 'a worker reported idle while the newest partition it picked up has not ended',
+    surfaces_disagree: 'the daemon\'s surfaces disagree about a worker',
+  };
+
+  /**
+   * The invariant cuzk's old panel broke, as it holds under split proving: partitions in
+   * `gpu` while no worker at all is `proving` (certain); plus the exporter's own verdict.
+   */
   function computeMismatch(snap) {
     var workers = arr(snap.gpu_workers).filter(isObj);
     var busy = workers.filter(function (w) { return w.state === 'proving'; });
@@ -212,21 +229,32 @@
       arr(p.partitions).filter(isObj).forEach(function (part) {
         if (part.state !== 'gpu') return;
         var idx = int(part.index);
-        onGpu.push({ job: job, index: idx, gpuMs: num(part.gpu_ms), orphan: !owned.has(pkey(job, idx)) });
+        onGpu.push({ job: job, index: idx, gpuMs: num(part.gpu_ms), owned: owned.has(pkey(job, idx)), marked: part.finalizing === true });
       });
     });
     var ex = isObj(snap.exporter) ? snap.exporter : null;
     var exVerdict = ex && typeof ex.status_mismatch === 'boolean' ? ex.status_mismatch : null;
-    var client = onGpu.length > busy.length;
+    var reasons = ex ? arr(ex.status_mismatch_reasons).filter(function (r) { return typeof r === 'string'; }) : [];
+    var client = onGpu.length > 0 && busy.length === 0 && workers.length > 0;
+    var active = client || exVerdict === true;
+    // A partition on the GPU that no proving worker owns: finalizing (split proving) unless
+    // a mismatch holds, when it is the one the prover lies about (unless marked finalizing).
+    onGpu.forEach(function (x) {
+      x.orphan = active && !x.owned && !x.marked;
+      x.finalizing = x.marked || (!active && !x.owned);
+    });
+    var keys = function (f) { return new Set(onGpu.filter(f).map(function (x) { return pkey(x.job, x.index); })); };
     return {
       onGpu: onGpu,
-      orphans: new Set(onGpu.filter(function (x) { return x.orphan; }).map(function (x) { return pkey(x.job, x.index); })),
+      orphans: keys(function (x) { return x.orphan; }),
+      finalizing: keys(function (x) { return x.finalizing; }),
       busyCount: busy.length,
       client: client,
       exporter: exVerdict,
+      reasons: reasons,
       exOnGpu: ex ? int(ex.partitions_on_gpu) : null,
       exBusy: ex ? int(ex.busy_workers) : null,
-      active: client || exVerdict === true,
+      active: active,
     };
   }
 
@@ -292,6 +320,7 @@
     setActive(ok, !mm.active);
     setAttr(banner, 'data-client', mm.client);
     setAttr(banner, 'data-exporter', mm.exporter === null ? 'absent' : mm.exporter);
+    setAttr(banner, 'data-reasons', mm.reasons.join(','));
     setAttr(app, 'data-mismatch', mm.active);
     var note = $('gpus-mismatch-note');
     setActive(note, mm.active);
@@ -299,26 +328,28 @@
     var n = mm.onGpu.length, b = mm.busyCount;
     var exNums = mm.exOnGpu !== null && mm.exBusy !== null
       ? ' (partitions_on_gpu = ' + mm.exOnGpu + ', busy_workers = ' + mm.exBusy + ')' : '';
+    var why = mm.reasons.length ? ' — reason: ' + mm.reasons.join(', ') : '';
     if (mm.active) {
       var headline;
       if (mm.client) {
         headline = 'Status mismatch: ' + plural(n, 'partition', 'partitions') + ' on the GPU but ' +
           plural(b, 'worker', 'workers') + ' busy — the prover\'s own reports contradict each other';
       } else {
-        headline = 'Status mismatch reported by the exporter: ' +
-          plural(mm.exOnGpu === null ? 0 : mm.exOnGpu, 'partition', 'partitions') + ' on the GPU but ' +
-          plural(mm.exBusy === null ? 0 : mm.exBusy, 'worker', 'workers') + ' busy';
+        // The exporter knows more than the snapshot (which worker owns which partition).
+        var texts = mm.reasons.map(function (r) { return REASON_TEXT[r] || r; });
+        headline = 'Status mismatch reported by the exporter: ' + (texts.length ? texts.join('; ') : 'the prover\'s own reports contradict each other');
       }
       setText($('mismatch-text'), headline);
       renderMismatchPartitions($('mismatch-partitions'), mm.onGpu);
       var exText;
-      if (mm.exporter === true && mm.client) exText = 'Exporter agrees: cuzk_status_mismatch = 1' + exNums + '.';
+      if (mm.exporter === true && mm.client) exText = 'Exporter agrees: cuzk_status_mismatch = 1' + why + '.';
       else if (mm.exporter === false) exText = 'Exporter disagrees: cuzk_status_mismatch = 0' + exNums + '. This page computed the mismatch from the same snapshot.';
-      else if (mm.exporter === true) exText = 'The exporter reports cuzk_status_mismatch = 1' + exNums + ', but this snapshot shows ' + plural(n, 'partition', 'partitions') + ' on the GPU and ' + plural(b, 'worker', 'workers') + ' proving.';
+      else if (mm.exporter === true) exText = 'cuzk_status_mismatch = 1' + why + exNums + '; this snapshot shows ' + plural(n, 'partition', 'partitions') + ' on the GPU and ' + plural(b, 'worker', 'workers') + ' proving.';
       else exText = 'Computed by this page from the snapshot (no exporter verdict in /status).';
       setText($('mismatch-exporter'), exText);
       setText(note, '⚠ ' + plural(n, 'partition', 'partitions') + ' on the GPU, ' + plural(b, 'worker', 'workers') +
         ' proving — do not trust "idle" below');
+      renderFinalizing($('finalizing-partitions'), []);
     } else {
       // Empty the hidden banner and note: stale content (a long list of partitions) would
       // keep their reserved space taller than it needs to be after the mismatch clears.
@@ -328,12 +359,52 @@
       setText(parts, '');
       setText($('mismatch-exporter'), '');
       setText(note, '');
-      var okText = plural(n, 'partition', 'partitions') + ' on the GPU, ' + plural(b, 'worker', 'workers') +
-        ' proving — worker states agree with partition states';
+      var fin = mm.onGpu.filter(function (x) { return x.finalizing; });
+      var okText = plural(n, 'partition', 'partitions') + ' on the GPU, ' + plural(b, 'worker', 'workers') + ' proving';
+      if (fin.length) {
+        // Split proving: not a contradiction, and an operator must not read it as one.
+        okText += ' — ' + fin.length + ' finalizing: kernels done, GPU lock released, CPU epilogue running while ' +
+          (fin.length === 1 ? 'its worker proves its' : 'their workers prove their') + ' next partition (split proving, not a mismatch)';
+      } else {
+        okText += ' — worker states agree with partition states';
+      }
       if (mm.exporter === false) okText += '; exporter agrees (cuzk_status_mismatch = 0).';
       else okText += '.';
       setText($('invariant-ok-text'), okText);
+      renderFinalizing($('finalizing-partitions'), fin);
     }
+  }
+
+  /** Partitions finalizing (split proving), grouped by job, full ids; empty when none. */
+  function renderFinalizing(box, fin) {
+    var groups = [];
+    var byJob = new Map();
+    fin.forEach(function (p) {
+      var k = p.job === null ? '\u0000' : p.job;
+      var g = byJob.get(k);
+      if (!g) { g = { job: p.job, parts: [] }; byJob.set(k, g); groups.push(g); }
+      g.parts.push(p);
+    });
+    var sig = JSON.stringify(groups.map(function (g) { return [g.job, g.parts.map(function (p) { return p.index; })]; }));
+    if (box.getAttribute('data-sig') === sig) return;
+    box.setAttribute('data-sig', sig);
+    box.textContent = '';
+    groups.forEach(function (g) {
+      var item = el('span', 'fin-job', 'finalizing-job');
+      g.parts.forEach(function (p) {
+        var chip = el('span', 'fin-part', 'finalizing-partition');
+        chip.setAttribute('data-index', p.index === null ? '' : String(p.index));
+        chip.textContent = 'P' + (p.index === null ? '?' : p.index);
+        item.appendChild(chip);
+      });
+      var of = el('span', 'mm-of');
+      of.textContent = 'of';
+      item.appendChild(of);
+      var id = el('span', 'mm-jobid mono');
+      id.textContent = g.job === null ? '(job without id)' : g.job;
+      item.appendChild(id);
+      box.appendChild(item);
+    });
   }
 
   function renderMismatchPartitions(box, onGpu) {
@@ -691,7 +762,9 @@
     setAttr(cell, 'data-index', idx === null ? '' : idx);
     setAttr(cell, 'class', 'cell st-' + (known ? s : 'unknown'));
     var orphan = s === 'gpu' && mm.orphans.has(pkey(job, idx));
+    var finalizing = s === 'gpu' && mm.finalizing.has(pkey(job, idx));
     setAttr(cell, 'data-orphan', orphan);
+    setAttr(cell, 'data-finalizing', finalizing);
     setText(r.idx, (orphan ? '! ' : '') + 'P' + (idx === null ? '?' : idx));
     setText(r.st, known ? STATE_LABEL[s] : s);
     var sm = num(part.synth_ms), gm = num(part.gpu_ms);
@@ -701,7 +774,8 @@
     var title = 'Partition ' + (idx === null ? '?' : idx) + ': ' + s +
       '\nsynthesis ' + fmtMs(sm) + ', GPU ' + fmtMs(gm) +
       (w !== null ? '\nworker W' + w : '') +
-      (orphan ? '\nIn the gpu state but no proving worker reports this partition' : '');
+      (orphan ? '\nIn the gpu state but no proving worker reports this partition' : '') +
+      (finalizing ? '\nFinalizing: kernels done, CPU epilogue running while its worker proves its next partition (split proving)' : '');
     setAttr(cell, 'title', title);
   }
 
