@@ -4,6 +4,7 @@
  * `node dist/bench/run.js --render bench/results/<name>.json` prints it again.
  */
 import type { AccuracyResult } from './accuracy';
+import type { ExpositionResult } from './exposition';
 import type { FreshnessResult } from './freshness';
 import type { IngestResult } from './ingest';
 import type { Machine } from './lib/stats';
@@ -26,10 +27,17 @@ export interface Results {
   durationSeconds: number;
   command: string;
   machine: Machine;
-  settings: { quick: boolean; only: string[]; library?: string };
+  settings: {
+    quick: boolean;
+    only: string[];
+    library?: string;
+    /** Parts run later with --merge (bench/run.ts mergeInto): which, when, how long, load. */
+    merged?: { only: string[]; generatedAt: string; durationSeconds: number; loadavgStart: number; loadavgEnd?: number }[];
+  };
   ingest?: IngestResult;
   overhead?: OverheadResult;
   scrape?: ScrapeResult;
+  exposition?: ExpositionResult;
   freshness?: FreshnessResult;
   accuracy?: AccuracyResult;
   attachPoll?: AttachPollSummary & Record<string, unknown>;
@@ -99,6 +107,14 @@ export function evaluateAims(r: Results): Aim[] {
     below('scrape.large.p99.inprocess', 'large box p99, in-process', L.inProcess.ours.p99.median, 'ms', 5, '< 5 ms');
     below('scrape.large.p99.http1', 'large box p99, HTTP, 1 scraper', L.http.single.ours.p99.median, 'ms', 5, '< 5 ms');
     below('scrape.large.p99.httpN', `large box p99, HTTP, ${r.scrape.concurrency} scrapers`, L.http.concurrent.ours.p99.median, 'ms', 5, '< 5 ms');
+  }
+  if (r.exposition) {
+    for (const name of ['small', 'large'] as const) {
+      const b = r.exposition.boxes[name];
+      below(`exposition.${name}.text`, `${name} box text 0.0.4 scrape time / prom-client`, b.ratio.textVsProm.median, '×', 1 + 1e-9, '≤ 1.0×');
+      below(`exposition.${name}.openmetrics`, `${name} box OpenMetrics scrape time (with exemplars) / prom-client`, b.ratio.openMetricsVsProm.median, '×', 1 + 1e-9, '≤ 1.0×');
+      below(`exposition.${name}.gzip`, `${name} box OpenMetrics + gzip scrape time / prom-client`, b.withGzip.ratio.median, '×', 1 + 1e-9, '≤ 1.0×');
+    }
   }
   if (r.freshness) {
     below('freshness.push', 'change → state model (push path) p99', r.freshness.pushPath.p99.median, 'ms', 1, '< 1 ms');
@@ -183,6 +199,16 @@ function explain(a: Aim, r: Results): string {
       );
     case 'freshness.push':
       return 'The wake-up path is one koffi async call round trip (~18 µs, DESIGN §5) plus the drain; a p99 above 1 ms means the JS thread was busy or descheduled (shared machine).';
+    case 'exposition.small.text':
+    case 'exposition.large.text':
+    case 'exposition.small.openmetrics':
+    case 'exposition.large.openmetrics':
+    case 'exposition.small.gzip':
+    case 'exposition.large.gzip':
+      return (
+        'Both sides are timed one after the other in the same loop on a shared 2-core machine, so a busy neighbour can tilt a run; ' +
+        `the per-run ratios are in the results file (load average ${r.machine.loadavgStart} → ${r.machine.loadavgEnd ?? '?'}). Where the serialiser itself is the cost, src/exporter/openmetrics.ts caches label text the way fast-serializer.ts does.`
+      );
     case 'attach.poll':
       return 'See bench/attach-poll.ts (issue #4).';
     default:
@@ -293,6 +319,33 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
       '—',
     );
   }
+  const ex = r.exposition;
+  if (ex) {
+    const B = '(#13) Exposition';
+    const runs = `${ex.runs} runs × ${ex.iterations} scrapes`;
+    for (const name of ['small', 'large'] as const) {
+      const b = ex.boxes[name];
+      const gz = (g: { level: number; ms: { median: number }; bytes: number; saved: number }) => `level ${g.level}: ${f(g.ms.median)} ms → ${kib(g.bytes)} (−${(g.saved * 100).toFixed(0)} %)`;
+      row(
+        B,
+        `${name} box (${b.gpus} GPU${b.gpus > 1 ? 's' : ''} × ${b.workersPerGpu} workers; ${b.series} series, ${b.exemplars.ours} exemplars${b.sameSeries ? ', same series and exemplars as prom-client' : ', SERIES DIFFER'}): OpenMetrics vs text 0.0.4, in-process p50 (collect + serialise) and body`,
+        `ours ${f(b.p50.openMetrics.median)} / ${f(b.p50.text.median)} ms (OpenMetrics ${f(b.ratio.openMetricsVsText.median, 2)}× 0.0.4), ${kib(b.bytes.openMetrics)} / ${kib(b.bytes.text)}; prom-client ${f(b.p50.promOpenMetrics.median)} / ${f(b.p50.promText.median)} ms; **${f(b.ratio.openMetricsVsProm.median, 2)}× / ${f(b.ratio.textVsProm.median, 2)}×**`,
+        runs,
+        '≤ 1.0× prom-client',
+      );
+      lines[lines.length - 1] = lines[lines.length - 1].replace(/\| [^|]*\|$/, `| ${mark(aims.get(`exposition.${name}.openmetrics`))}, ${mark(aims.get(`exposition.${name}.text`))} |`);
+      row(B, `${name}: gzip of one body, CPU and size — OpenMetrics; 0.0.4`, `${b.gzip.openMetrics.map(gz).join(', ')}; ${b.gzip.text.map(gz).join(', ')}`, `${ex.runs} runs × ${ex.iterations > 20 ? 30 : 5} per level`, '—');
+      const saved = b.bytes.openMetrics - (b.gzip.openMetrics.find((g) => g.level === ex.gzipLevel)?.bytes ?? b.bytes.openMetrics);
+      row(
+        B,
+        `${name}: CPU per scrape through the telemetry path (OpenMetrics; all threads), identity vs gzip level ${ex.gzipLevel}`,
+        `${f(b.cpuPerScrape.identity.median)} vs ${f(b.cpuPerScrape.gzip.median)} ms (+${f(b.cpuPerScrape.added.median)} ms) to send ${kib(saved)} less`,
+        `${ex.runs} runs × 100 scrapes`,
+        '—',
+      );
+      row(B, `${name}: OpenMetrics + gzip level ${ex.gzipLevel}, ours vs prom-client (same series and exemplars), p50`, `ours ${f(b.withGzip.ours.median)} ms; prom-client ${f(b.withGzip.promClient.median)} ms; **${f(b.withGzip.ratio.median, 2)}×**`, runs, '≤ 1.0× prom-client', `exposition.${name}.gzip`);
+    }
+  }
   const fr = r.freshness;
   if (fr) {
     const runs = `${fr.runs} runs × ${fr.samples}`;
@@ -341,6 +394,25 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
     lines.push(
       '`/metrics` is serialised by `src/exporter/fast-serializer.ts`, which writes the same bytes as the OpenTelemetry package\'s `PrometheusSerializer` (unit-tested against it) without rebuilding every label set on every line; the row above shows the package serializer on the same collection.',
     );
+  }
+  if (ex) {
+    const L = ex.boxes.large;
+    const S = ex.boxes.small;
+    const at = (b: typeof L, level: number) => b.gzip.openMetrics.find((g) => g.level === level)!;
+    const [l1, l6] = [at(L, 1), at(L, 6)];
+    lines.push('');
+    lines.push(
+      `Exposition decisions, from these figures. **gzip is on by default** (\`--web.compression gzip\`, \`none\` turns it off) at **zlib level ${ex.gzipLevel}**: on the large box it adds ${f(L.cpuPerScrape.added.median)} ms of CPU to a scrape and sends ${kib(L.bytes.openMetrics - l1.bytes)} less of ${kib(L.bytes.openMetrics)} (−${(l1.saved * 100).toFixed(0)} %) — ` +
+        `per target and 15 s scrape about ${f((L.cpuPerScrape.added.median / 15000) * 100, 2)} % of a core for ${f((L.bytes.openMetrics - l1.bytes) / 15 / 1024, 2)} KiB/s less on the wire and in Prometheus' ingestion buffers ` +
+        `(small box: +${f(S.cpuPerScrape.added.median)} ms for ${kib(S.bytes.openMetrics - at(S, ex.gzipLevel).bytes)}). Level 6 (zlib's default) would save only ${kib(l1.bytes - l6.bytes)} more at ${f(l6.ms.median / l1.ms.median, 2)}× the compression CPU. ` +
+        'Compression runs on libuv\'s thread pool, not on the JS thread. OpenMetrics costs about what 0.0.4 does (same collection; exemplars are rendered only for OpenMetrics scrapes) and is what Prometheus negotiates by default.',
+    );
+  }
+  if (r.settings.merged?.length) {
+    lines.push('');
+    for (const m of r.settings.merged) {
+      lines.push(`Rows of ${m.only.join(', ')} were measured in a later run merged into this file (\`--only ${m.only.join(',')} --merge\`, ${m.durationSeconds} s, ${m.generatedAt.slice(0, 10)}; load average ${m.loadavgStart} at the start, ${m.loadavgEnd ?? '?'} at the end).`);
+    }
   }
   if (r.settings.quick) {
     lines.push('');

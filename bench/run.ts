@@ -4,12 +4,13 @@
  * writes bench/results/<name>.json (with machine notes) and bench/results/summary.md (the
  * README's table, rendered from that file). See bench/README.md.
  *
- *   node dist/bench/run.js [--name NAME] [--only ingest,overhead,scrape,freshness,accuracy,attach-poll]
- *                          [--quick] [--native-runs N] [--out-dir DIR] [--library PATH] [--render FILE]
+ *   node dist/bench/run.js [--name NAME] [--only ingest,overhead,scrape,exposition,freshness,accuracy,attach-poll]
+ *                          [--merge] [--quick] [--native-runs N] [--out-dir DIR] [--library PATH] [--render FILE]
  *
  * --quick runs every benchmark with small counts (a harness check, written under
  * bench/results/tmp/, which git ignores); --render prints the summary of an existing
- * results file and exits.
+ * results file and exits; --merge (with --only) replaces only the benchmarks run in the
+ * existing results file, keeping the others and noting when each part was measured.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -18,6 +19,7 @@ import type { Resolved } from '../src/cli/options';
 import { findPackageRoot } from '../src/util/package-root';
 import { Logger, createLogger } from '../src/util/logger';
 import { benchAccuracy } from './accuracy';
+import { benchExposition } from './exposition';
 import { benchFreshness } from './freshness';
 import { benchIngest } from './ingest';
 import { setLibraryPath } from './lib/engine';
@@ -26,7 +28,7 @@ import { benchOverhead } from './overhead';
 import { AttachPollSummary, Results, evaluateAims, renderSummary } from './report';
 import { benchScrape } from './scrape';
 
-export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'freshness', 'accuracy', 'attach-poll'] as const;
+export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'exposition', 'freshness', 'accuracy', 'attach-poll'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -38,6 +40,43 @@ export interface RunOptions {
   outDir?: string;
   /** A library implementing the cuzk ABI; default the reference engine. */
   library?: string;
+  /** Replace only the benchmarks run in the existing results file (see --merge). */
+  merge?: boolean;
+}
+
+/** Result sections by benchmark name. */
+const SECTION: Record<Benchmark, keyof Results> = {
+  ingest: 'ingest',
+  overhead: 'overhead',
+  scrape: 'scrape',
+  exposition: 'exposition',
+  freshness: 'freshness',
+  accuracy: 'accuracy',
+  'attach-poll': 'attachPoll',
+};
+
+/**
+ * --merge: the existing results with the sections of `fresh` (the benchmarks in `ran`)
+ * replacing theirs. The machine notes stay the original run's; each merged part is listed
+ * in settings.merged with its own date, duration and load average.
+ */
+export function mergeInto(base: Results, fresh: Results, ran: Benchmark[]): Results {
+  const out: Results = { ...base, aims: [] };
+  for (const b of ran) (out as unknown as Record<string, unknown>)[SECTION[b]] = fresh[SECTION[b]];
+  // A part merged before for the same benchmarks is replaced, not added to.
+  const same = (x: { only: string[] }) => x.only.length === ran.length && ran.every((b) => x.only.includes(b));
+  const previous = (base.settings.merged ?? []).filter(same);
+  const kept = (base.settings.merged ?? []).filter((x) => !same(x));
+  const before = base.durationSeconds - previous.reduce((t, x) => t + x.durationSeconds, 0);
+  out.durationSeconds = Math.round((before + fresh.durationSeconds) * 10) / 10;
+  out.settings = {
+    ...base.settings,
+    merged: [
+      ...kept,
+      { only: ran, generatedAt: fresh.generatedAt, durationSeconds: fresh.durationSeconds, loadavgStart: fresh.machine.loadavgStart, loadavgEnd: fresh.machine.loadavgEnd },
+    ],
+  };
+  return out;
 }
 
 /** A file-name-safe default: cores and CPU model, so different machines do not overwrite each other. */
@@ -62,7 +101,7 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
   const progress = (msg: string) => log.info(msg);
   setLibraryPath(opts.library);
   const t0 = nowMs();
-  const results: Results = {
+  let results: Results = {
     name,
     generatedAt: new Date().toISOString(),
     durationSeconds: 0,
@@ -88,6 +127,9 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
   results.scrape = await step('scrape', () =>
     benchScrape(quick ? { runs: 1, iterations: 30, requests: 30, concurrency: 4, log: progress } : { runs: 5, iterations: 200, requests: 200, concurrency: 4, log: progress }),
   );
+  results.exposition = await step('exposition', () =>
+    benchExposition(quick ? { runs: 1, iterations: 20, gzipIterations: 5, cpuIterations: 20, log: progress } : { runs: 5, iterations: 100, gzipIterations: 30, cpuIterations: 100, log: progress }),
+  );
   results.freshness = await step('freshness', () =>
     benchFreshness(quick ? { runs: 1, samples: 20, pushMs: 500, log: progress } : { runs: 3, samples: 150, pushMs: 2000, log: progress }),
   );
@@ -100,9 +142,10 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
 
   results.durationSeconds = Math.round((nowMs() - t0) / 100) / 10;
   results.machine.loadavgEnd = Math.round(os.loadavg()[0] * 100) / 100;
-  results.aims = evaluateAims(results);
   fs.mkdirSync(outDir, { recursive: true });
   const jsonPath = path.join(outDir, `${name}.json`);
+  if (opts.merge && fs.existsSync(jsonPath)) results = mergeInto(JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as Results, results, [...only]);
+  results.aims = evaluateAims(results);
   fs.writeFileSync(jsonPath, JSON.stringify(results, null, 2) + '\n');
   const summaryPath = path.join(outDir, 'summary.md');
   const rel = path.relative(findPackageRoot(), jsonPath).split(path.sep).join('/');
@@ -125,13 +168,14 @@ function parseArgs(argv: string[]): RunOptions & { render?: string } {
       for (const b of list) if (!(BENCHMARKS as readonly string[]).includes(b)) throw new Error(`--only: unknown benchmark "${b}" (expected ${BENCHMARKS.join(', ')})`);
       out.only = list as Benchmark[];
     } else if (a === '--quick') out.quick = true;
+    else if (a === '--merge') out.merge = true;
     else if (a === '--native-runs') out.nativeRuns = Number(value());
     else if (a === '--out-dir') out.outDir = path.resolve(value());
     else if (a === '--render') out.render = value();
     else if (a === '--library') out.library = value();
     else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        'usage: node dist/bench/run.js [--name NAME] [--only ' + BENCHMARKS.join(',') + '] [--quick] [--native-runs N] [--out-dir DIR] [--library PATH] [--render FILE]\n',
+        'usage: node dist/bench/run.js [--name NAME] [--only ' + BENCHMARKS.join(',') + '] [--merge] [--quick] [--native-runs N] [--out-dir DIR] [--library PATH] [--render FILE]\n',
       );
       process.exit(0);
     } else throw new Error(`unknown argument "${a}" (see --help)`);

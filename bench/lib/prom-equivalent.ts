@@ -24,8 +24,18 @@ export function helpTexts(body: string): Map<string, string> {
   return out;
 }
 
+/**
+ * `openMetrics`: an OpenMetrics registry whose four duration histograms carry exemplars
+ * ({job_id, partition} from `jobId`, as ours do), for the OpenMetrics side of the
+ * exposition benchmark; default the text 0.0.4 registry.
+ */
+export interface PromEquivalentOptions {
+  openMetrics?: boolean;
+  jobId?: (handle: number) => string | undefined;
+}
+
 export class PromEquivalent {
-  readonly registry = new client.Registry();
+  readonly registry: client.Registry;
   private lastCollectSeconds = 0;
 
   constructor(
@@ -33,7 +43,10 @@ export class PromEquivalent {
     info: SourceInfo,
     private readonly nowNs: () => number,
     help: Map<string, string>,
+    opts: PromEquivalentOptions = {},
   ) {
+    this.registry = new client.Registry();
+    if (opts.openMetrics) (this.registry as unknown as client.Registry<client.OpenMetricsContentType>).setContentType(client.Registry.OPENMETRICS_CONTENT_TYPE);
     const m = model;
     const reg = [this.registry];
     const h = (name: string) => help.get(name) ?? name;
@@ -131,23 +144,30 @@ export class PromEquivalent {
     });
     gauge('cuzk_exporter_scrape_duration_seconds', [], (g) => g.set(self.lastCollectSeconds));
 
-    const hist = (name: string, buckets: readonly number[], labelNames: string[]) =>
-      new client.Histogram({ name, help: h(name), labelNames, buckets: [...buckets], registers: reg });
-    const gpuDuration = hist('cuzk_partition_gpu_duration_seconds', BUCKETS.partitionGpu, ['proof_kind']);
+    const exemplars = opts.openMetrics === true;
+    const hist = (name: string, buckets: readonly number[], labelNames: string[], withExemplars = false) =>
+      new client.Histogram({ name, help: h(name), labelNames, buckets: [...buckets], registers: reg, enableExemplars: exemplars && withExemplars });
+    // Observe with an exemplar where ours has one (a known job id), as a prom-client exporter would.
+    const observe = (hg: client.Histogram, labels: Record<string, string>, value: number, job?: number, partition?: number) => {
+      const id = exemplars && job !== undefined ? opts.jobId?.(job) : undefined;
+      if (id === undefined) return hg.observe(labels, value);
+      hg.observe({ labels, value, exemplarLabels: partition === undefined ? { job_id: id } : { job_id: id, partition: String(partition) } });
+    };
+    const gpuDuration = hist('cuzk_partition_gpu_duration_seconds', BUCKETS.partitionGpu, ['proof_kind'], true);
     const finalizeDuration = hist('cuzk_partition_finalize_duration_seconds', BUCKETS.partitionFinalize, ['proof_kind']);
-    const synthDuration = hist('cuzk_partition_synthesis_duration_seconds', BUCKETS.partitionSynthesis, ['proof_kind']);
-    const proofDuration = hist('cuzk_proof_duration_seconds', BUCKETS.proof, ['proof_kind']);
-    const queueWait = hist('cuzk_proof_queue_wait_seconds', BUCKETS.queueWait, ['proof_kind']);
+    const synthDuration = hist('cuzk_partition_synthesis_duration_seconds', BUCKETS.partitionSynthesis, ['proof_kind'], true);
+    const proofDuration = hist('cuzk_proof_duration_seconds', BUCKETS.proof, ['proof_kind'], true);
+    const queueWait = hist('cuzk_proof_queue_wait_seconds', BUCKETS.queueWait, ['proof_kind'], true);
     const idleGap = hist('cuzk_gpu_idle_gap_seconds', BUCKETS.gpuIdleGap, ['gpu']);
     const theirs = model.observer;
     const ours: ModelObserver = {
-      partitionGpu: (k, s) => gpuDuration.observe(kindLabel[k], s),
+      partitionGpu: (k, s, job, p) => observe(gpuDuration, kindLabel[k], s, job, p),
       partitionFinalize: (k, s) => finalizeDuration.observe(kindLabel[k], s),
-      partitionSynthesis: (k, s) => synthDuration.observe(kindLabel[k], s),
-      proofDone: (k, outcome, s) => {
-        if (outcome === OUTCOME_COMPLETED) proofDuration.observe(kindLabel[k], s);
+      partitionSynthesis: (k, s, job, p) => observe(synthDuration, kindLabel[k], s, job, p),
+      proofDone: (k, outcome, s, job) => {
+        if (outcome === OUTCOME_COMPLETED) observe(proofDuration, kindLabel[k], s, job);
       },
-      queueWait: (k, s) => queueWait.observe(kindLabel[k], s),
+      queueWait: (k, s, job) => observe(queueWait, kindLabel[k], s, job),
       gpuIdleGap: (g, s) => {
         const x = m.topology.gpus[g];
         if (x) idleGap.observe({ gpu: String(x.ordinal) }, s);
@@ -156,11 +176,11 @@ export class PromEquivalent {
     // Tee: the OpenTelemetry histograms (already attached) and ours see every observation.
     model.observer = theirs
       ? {
-          partitionGpu: (k, s) => (theirs.partitionGpu(k, s), ours.partitionGpu(k, s)),
+          partitionGpu: (k, s, j, p) => (theirs.partitionGpu(k, s, j, p), ours.partitionGpu(k, s, j, p)),
           partitionFinalize: (k, s) => (theirs.partitionFinalize?.(k, s), ours.partitionFinalize?.(k, s)),
-          partitionSynthesis: (k, s) => (theirs.partitionSynthesis(k, s), ours.partitionSynthesis(k, s)),
-          proofDone: (k, o, s) => (theirs.proofDone(k, o, s), ours.proofDone(k, o, s)),
-          queueWait: (k, s) => (theirs.queueWait(k, s), ours.queueWait(k, s)),
+          partitionSynthesis: (k, s, j, p) => (theirs.partitionSynthesis(k, s, j, p), ours.partitionSynthesis(k, s, j, p)),
+          proofDone: (k, o, s, j) => (theirs.proofDone(k, o, s, j), ours.proofDone(k, o, s, j)),
+          queueWait: (k, s, j) => (theirs.queueWait(k, s, j), ours.queueWait(k, s, j)),
           gpuIdleGap: (g, s) => (theirs.gpuIdleGap(g, s), ours.gpuIdleGap(g, s)),
         }
       : ours;

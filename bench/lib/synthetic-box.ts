@@ -89,6 +89,20 @@ export class SyntheticBox implements MetricsSource {
   nowNs(): number {
     return this.clockNs;
   }
+  /** Job ids shaped like cuzk's (kind = (job - 1) % 4, see generate()), for exemplars. */
+  jobId(handle: number): string | undefined {
+    const hex = (n: number, w: number) => (n * 2654435761 >>> 0).toString(16).padStart(8, '0').repeat(2).slice(0, w);
+    switch ((handle - 1) % KIND_SHAPES.length) {
+      case 0:
+        return `porep-f01234-s${String(handle).padStart(6, '0')}-${hex(handle, 8)}`;
+      case 1:
+        return `ps-snap-${hex(handle, 8)}-${hex(handle + 1, 4)}-4${hex(handle + 2, 3)}-8${hex(handle + 3, 3)}-${hex(handle + 4, 12)}`;
+      case 2:
+        return `wpost-f01234-dl${handle % 48}-${hex(handle, 8)}`;
+      default:
+        return `winning-f01234-e${handle}`;
+    }
+  }
   statusBody(): Record<string, unknown> | null {
     return null;
   }
