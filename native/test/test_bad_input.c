@@ -66,10 +66,11 @@ void test_bad_input_null_and_closed_handles(void) {
         "status names");
   CHECK(!strcmp(cuzk_kind_name(4), "unknown") && !strcmp(cuzk_kind_name(1), "snap-update"),
         "kind names");
-  CHECK(!strcmp(cuzk_partition_state_name(6), "unknown") &&
+  CHECK(!strcmp(cuzk_partition_state_name(7), "unknown") &&
+            !strcmp(cuzk_partition_state_name(CUZK_PART_FINALIZING), "finalizing") &&
             !strcmp(cuzk_partition_state_name(2), "synth_done"),
         "state names");
-  CHECK(cuzk_abi_version() == CUZK_ABI_VERSION, "abi version");
+  CHECK(cuzk_abi_version() == CUZK_ABI_VERSION && CUZK_ABI_VERSION == 2, "abi version");
   CHECK(cuzk_now_ns() > 0, "clock");
   (void)valid;
 }
@@ -163,7 +164,7 @@ void test_bad_input_proof_bytes(void) {
   memcpy(p, "CZKP", 4);
   EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "version");
   p[4] = 1;
-  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "version 1 (ABI v1 proofs)");
+  EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "version 1");
   p[4] = 2;
   EXPECT(cuzk_proof_verify(p, 88, "id", &valid, ERR), CUZK_EINVAL, "0 partitions");
   p[8] = 1;

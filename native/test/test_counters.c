@@ -1,7 +1,8 @@
-/* test_counters.c — acceptance 3: per-worker busy time summed equals the summed
- * per-partition GPU-stage durations (exactly; the brief allows 1 us per partition), seen
- * through counters, results and events alike; per-GPU lock-held time never exceeds wall
- * time; cumulative counters never go backwards while sampled mid-run. */
+/* test_counters.c — acceptance 3, with split proving: per-worker busy time equals the union
+ * of the worker's partition intervals replayed from the events (exact to the ns), the kind
+ * GPU and finalize counters equal the partitions' stage durations, and with split proving
+ * off busy equals the summed GPU-stage durations exactly; per-GPU lock-held time never
+ * exceeds wall time; cumulative counters never go backwards while sampled mid-run. */
 #include <string.h>
 
 #include "harness.h"
@@ -42,7 +43,8 @@ static void check_sample(const uint64_t *c, const uint64_t *prev) {
   ctr_view p = view(prev);
   CHECK(v.hdr[CUZK_CTR_NOW_NS] >= p.hdr[CUZK_CTR_NOW_NS], "clock");
   for (int k = 0; k < CUZK_KIND_COUNT; k++)
-    for (unsigned i = 0; i <= CUZK_CTRK_PROOFS_CANCELLED; i++)
+    for (unsigned i = 0; i <= CUZK_CTRK_FINALIZE_NS; i++)
+      if (i != CUZK_CTRK_QUEUE_DEPTH)
       CHECK(v.kind[k][i] >= p.kind[k][i], "kind %d word %u went backwards", k, i);
   for (int g = 0; g < G; g++)
     for (unsigned i = 0; i <= CUZK_CTRG_LOCK_ACQUIRES; i++)
@@ -52,12 +54,96 @@ static void check_sample(const uint64_t *c, const uint64_t *prev) {
       CHECK(v.worker[w][i] >= p.worker[w][i], "worker %d word %u went backwards", w, i);
 }
 
-void test_counters_busy_equals_partition_gpu_time(void) {
-  char cfg[300];
+/* Replays the event stream: every identity of the counters, from the events alone. */
+typedef struct replay {
+  uint64_t part_gpu_ns[CUZK_KIND_COUNT], fin_ns[CUZK_KIND_COUNT];
+  uint64_t union_ns[G * W], stint_ns[G * W], lock_ns[G];
+  uint32_t ended, finalized, ownership_moves;
+} replay;
+
+#define RJ 64
+#define RP 16
+
+static void replay_events(const event_log *log, replay *r) {
+  memset(r, 0, sizeof *r);
+  static uint64_t t_gpu[RJ][RP], t_fin[RJ][RP], v_fin[RJ][RP];
+  static uint8_t st[RJ][RP];
+  memset(st, 0, sizeof st);
+  int open[G * W] = {0}, busy[G * W] = {0};
+  uint64_t ustart[G * W] = {0}, bstart[G * W] = {0};
+  /* per worker: partitions picked up and not ended, in pickup order (ends must be FIFO) */
+  uint64_t fifo[G * W][64];
+  int head[G * W] = {0}, len[G * W] = {0};
+  for (size_t i = 0; i < log->n; i++) {
+    const cuzk_event *ev = &log->ev[i];
+    CHECK(ev->seq == i + 1, "seq %llu at %zu", (unsigned long long)ev->seq, i);
+    if (i) CHECK(ev->t_ns >= log->ev[i - 1].t_ns, "event timestamps are monotonic");
+    if (ev->type == CUZK_EV_GPU_LOCK && ev->aux == 0) r->lock_ns[ev->gpu] += ev->value;
+    if (ev->type == CUZK_EV_WORKER) {
+      int w = ev->worker;
+      CHECK(w < G * W, "worker id");
+      if (ev->aux == 1) {
+        CHECK(ev->value == 0, "a hand-off's WORKER event has value 0");
+        if (!busy[w]) bstart[w] = ev->t_ns;
+        else r->ownership_moves++;
+        busy[w] = 1;
+      } else {
+        CHECK(busy[w], "worker %d idle twice", w);
+        CHECK(ev->value == ev->t_ns - bstart[w], "stint value = ns since its first pickup");
+        r->stint_ns[w] += ev->value;
+        busy[w] = 0;
+      }
+    }
+    if (ev->type != CUZK_EV_PARTITION) continue;
+    CHECK(ev->job < RJ && ev->partition < RP, "replay bounds");
+    uint64_t j = ev->job;
+    uint32_t p = ev->partition;
+    uint8_t old = st[j][p];
+    st[j][p] = (uint8_t)ev->aux;
+    int w = ev->worker;
+    if (ev->aux == CUZK_PART_GPU) {
+      CHECK(w < G * W && ev->gpu == w / W, "GPU hand-off carries worker and gpu");
+      t_gpu[j][p] = ev->t_ns;
+      if (open[w]++ == 0) ustart[w] = ev->t_ns;
+      CHECK(len[w] < 64, "fifo");
+      fifo[w][(head[w] + len[w]++) % 64] = j * RP + p;
+    } else if (ev->aux == CUZK_PART_FINALIZING) {
+      CHECK(old == CUZK_PART_GPU && w < G * W, "GPU -> FINALIZING with its worker");
+      CHECK(ev->value == ev->t_ns - t_gpu[j][p], "FINALIZING value = hand-off to lock release");
+      t_fin[j][p] = ev->t_ns;
+      v_fin[j][p] = ev->value;
+    } else if ((ev->aux == CUZK_PART_DONE || ev->aux == CUZK_PART_FAILED) &&
+               (old == CUZK_PART_GPU || old == CUZK_PART_FINALIZING)) {
+      CHECK(w < G * W, "the end of a GPU stage carries its worker");
+      uint64_t d = ev->t_ns - t_gpu[j][p];
+      CHECK(ev->value == d, "end value = hand-off to end");
+      r->part_gpu_ns[ev->kind] += d;
+      r->ended++;
+      if (old == CUZK_PART_FINALIZING) {
+        r->fin_ns[ev->kind] += ev->t_ns - t_fin[j][p];
+        CHECK(ev->value - v_fin[j][p] == ev->t_ns - t_fin[j][p], "tail = end - finalizing");
+        r->finalized++;
+      }
+      CHECK(len[w] > 0 && fifo[w][head[w]] == j * RP + p,
+            "worker %d's partitions must end in the order it picked them up", w);
+      head[w] = (head[w] + 1) % 64;
+      len[w]--;
+      if (--open[w] == 0) r->union_ns[w] += ev->t_ns - ustart[w];
+    }
+  }
+  for (int w = 0; w < G * W; w++) CHECK(open[w] == 0 && !busy[w], "worker %d idle at the end", w);
+}
+
+/* Split proving (on by default): each worker's busy time is exactly the union of its
+ * partitions' GPU-stage intervals (from the events, to the ns) and of its stints; the kind
+ * GPU and finalize counters are exactly the partitions' stage durations. Split proving
+ * off: the old identity, busy == sum of partition GPU time. */
+static void busy_run(int split) {
+  char cfg[400];
   snprintf(cfg, sizeof cfg,
-           "{\"gpus\":2,\"workers_per_gpu\":2,\"synthesis_concurrency\":2,"
+           "{\"gpus\":2,\"workers_per_gpu\":2,\"synthesis_concurrency\":2,\"split_proving\":%s,"
            "\"sizes\":{\"porep-c2\":%u,\"snap-update\":%u,\"window-post\":%u,\"winning-post\":%u}}",
-           tsize(12, 9), tsize(11, 8), tsize(12, 9), tsize(11, 8));
+           split ? "true" : "false", tsize(12, 9), tsize(11, 8), tsize(12, 9), tsize(11, 8));
   cuzk_engine *e = open_engine(cfg);
   uint64_t jobs[32];
   int n = 0;
@@ -90,6 +176,7 @@ void test_counters_busy_equals_partition_gpu_time(void) {
   for (int i = 0; i < n; i++) {
     cuzk_proof_result r = await_job(e, jobs[i]);
     CHECK(r.outcome == CUZK_OUTCOME_COMPLETED, "job %d: %s", i, r.error);
+    CHECK(verify_job(e, jobs[i]) == 1, "job %d verifies: %s", i, g_err);
     results_gpu += r.gpu_ns;
     results_synth += r.synth_ns;
     parts += r.partitions;
@@ -97,47 +184,63 @@ void test_counters_busy_equals_partition_gpu_time(void) {
   uint64_t *c = read_counters(e, &words);
   check_sample(c, prev);
   ctr_view v = view(c);
-  uint64_t busy = 0, kind_gpu = 0, kind_synth = 0, held[G] = {0};
+  uint64_t busy = 0, kind_gpu = 0, kind_synth = 0, kind_fin = 0, worker_parts = 0;
   for (int w = 0; w < G * W; w++) {
     CHECK(v.worker[w][CUZK_CTRW_BUSY] == 0, "idle at the end");
     busy += v.worker[w][CUZK_CTRW_BUSY_NS];
+    worker_parts += v.worker[w][CUZK_CTRW_PARTITIONS];
   }
   for (int k = 0; k < CUZK_KIND_COUNT; k++) {
     kind_gpu += v.kind[k][CUZK_CTRK_GPU_NS];
     kind_synth += v.kind[k][CUZK_CTRK_SYNTH_NS];
+    kind_fin += v.kind[k][CUZK_CTRK_FINALIZE_NS];
+    CHECK(v.kind[k][CUZK_CTRK_RESERVED] == 0, "reserved word");
   }
-  for (int g = 0; g < G; g++) held[g] = v.gpu[g][CUZK_CTRG_LOCK_HELD_NS];
-  long long diff = (long long)busy - (long long)kind_gpu;
-  CHECK(diff == 0, "sum worker busy %llu != sum partition GPU %llu (diff %lld ns; allowed "
-                   "%u ns but the design makes them identical)",
-        (unsigned long long)busy, (unsigned long long)kind_gpu, diff, parts * 1000);
+  CHECK(worker_parts == parts, "workers ended %llu partitions of %u",
+        (unsigned long long)worker_parts, parts);
   CHECK(results_gpu == kind_gpu, "results' gpu_ns %llu != counters %llu",
         (unsigned long long)results_gpu, (unsigned long long)kind_gpu);
   CHECK(results_synth == kind_synth, "results' synth_ns != counters");
 
-  /* the same identities through the event stream */
+  /* every identity again, independently, from the event stream */
   event_log log = {0};
   drain_all(e, &log);
   CHECK(log.dropped == 0, "default ring must not overflow here");
-  uint64_t ev_part_gpu = 0, ev_worker_busy[G * W] = {0}, ev_lock[G] = {0};
-  uint32_t ev_done = 0;
-  for (size_t i = 0; i < log.n; i++) {
-    const cuzk_event *ev = &log.ev[i];
-    CHECK(ev->seq == i + 1, "seq %llu at %zu", (unsigned long long)ev->seq, i);
-    if (i) CHECK(ev->t_ns >= log.ev[i - 1].t_ns, "event timestamps are monotonic");
-    if (ev->type == CUZK_EV_PARTITION && ev->aux == CUZK_PART_DONE) {
-      ev_part_gpu += ev->value;
-      ev_done++;
-      CHECK(ev->gpu < G && ev->worker < G * W, "GPU->DONE carries gpu and worker");
-    }
-    if (ev->type == CUZK_EV_WORKER && ev->aux == 0) ev_worker_busy[ev->worker] += ev->value;
-    if (ev->type == CUZK_EV_GPU_LOCK && ev->aux == 0) ev_lock[ev->gpu] += ev->value;
+  replay r;
+  replay_events(&log, &r);
+  CHECK(r.ended == parts && r.finalized == parts, "%u ends, %u finalized, %u partitions",
+        r.ended, r.finalized, parts);
+  for (int k = 0; k < CUZK_KIND_COUNT; k++) {
+    CHECK(r.part_gpu_ns[k] == v.kind[k][CUZK_CTRK_GPU_NS],
+          "%s: CTRK_GPU_NS %llu != sum of partition GPU stages %llu", cuzk_kind_name(k),
+          (unsigned long long)v.kind[k][CUZK_CTRK_GPU_NS], (unsigned long long)r.part_gpu_ns[k]);
+    CHECK(r.fin_ns[k] == v.kind[k][CUZK_CTRK_FINALIZE_NS],
+          "%s: CTRK_FINALIZE_NS %llu != sum of finalize tails %llu", cuzk_kind_name(k),
+          (unsigned long long)v.kind[k][CUZK_CTRK_FINALIZE_NS], (unsigned long long)r.fin_ns[k]);
   }
-  CHECK(ev_done == parts, "%u DONE events for %u partitions", ev_done, parts);
-  CHECK(ev_part_gpu == kind_gpu, "events' partition GPU ns != counters");
-  for (int w = 0; w < G * W; w++)
-    CHECK(ev_worker_busy[w] == v.worker[w][CUZK_CTRW_BUSY_NS], "worker %d: events vs counters", w);
-  for (int g = 0; g < G; g++) CHECK(ev_lock[g] == held[g], "gpu %d: lock events vs counters", g);
+  uint64_t union_total = 0;
+  for (int w = 0; w < G * W; w++) {
+    uint64_t ctr = v.worker[w][CUZK_CTRW_BUSY_NS];
+    CHECK(r.union_ns[w] == ctr, "worker %d: busy %llu ns != union of its partitions' intervals "
+          "%llu ns (diff %lld)", w, (unsigned long long)ctr, (unsigned long long)r.union_ns[w],
+          (long long)(ctr - r.union_ns[w]));
+    CHECK(r.stint_ns[w] == ctr, "worker %d: busy != sum of its WORKER stints", w);
+    union_total += r.union_ns[w];
+  }
+  for (int g = 0; g < G; g++)
+    CHECK(r.lock_ns[g] == v.gpu[g][CUZK_CTRG_LOCK_HELD_NS], "gpu %d: lock events vs counters", g);
+  CHECK(kind_fin > 0, "finalize tails took time");
+  if (split) {
+    CHECK(r.ownership_moves > 0 && busy < kind_gpu,
+          "split proving: workers picked up partitions while busy (%u ownership moves) and "
+          "busy %llu < sum of GPU stages %llu",
+          r.ownership_moves, (unsigned long long)busy, (unsigned long long)kind_gpu);
+  } else {
+    CHECK(r.ownership_moves == 0 && busy == kind_gpu,
+          "split proving off: busy %llu == sum of partition GPU time %llu exactly "
+          "(%u ownership moves)",
+          (unsigned long long)busy, (unsigned long long)kind_gpu, r.ownership_moves);
+  }
   /* dual-worker interlock: a worker takes a partition (its CPU preparation) while the
    * other worker of its GPU holds the kernel lock */
   int holder[G] = {-1, -1}, overlaps = 0;
@@ -151,16 +254,21 @@ void test_counters_busy_equals_partition_gpu_time(void) {
   CHECK(v.hdr[CUZK_CTR_EVENTS_EMITTED] == log.n && v.hdr[CUZK_CTR_LAST_SEQ] == log.n &&
             v.hdr[CUZK_CTR_EVENTS_OVERWRITTEN] == 0,
         "event counters");
-  test_note("%d mid-run samples (%d busy-worker observations); %u partitions: busy %.3f ms == "
-            "partition GPU %.3f ms; lock held %.3f / %.3f ms of %.3f ms wall; %d hand-offs "
+  test_note("split proving %s: %d mid-run samples (%d busy-worker observations); %u partitions: "
+            "busy %.3f ms == union of intervals (sum of GPU stages %.3f ms, finalize %.3f ms, "
+            "%u ownership moves); lock held %.3f / %.3f ms of %.3f ms wall; %d hand-offs "
             "overlapped the other worker's kernels",
-            samples, running_seen, parts, busy / 1e6, kind_gpu / 1e6, held[0] / 1e6,
-            held[1] / 1e6, v.hdr[CUZK_CTR_UPTIME_NS] / 1e6, overlaps);
+            split ? "on" : "off", samples, running_seen, parts, union_total / 1e6,
+            kind_gpu / 1e6, kind_fin / 1e6, r.ownership_moves, v.gpu[0][CUZK_CTRG_LOCK_HELD_NS] / 1e6,
+            v.gpu[1][CUZK_CTRG_LOCK_HELD_NS] / 1e6, v.hdr[CUZK_CTR_UPTIME_NS] / 1e6, overlaps);
   event_log_free(&log);
   free(c);
   free(prev);
   close_engine(&e);
 }
+
+void test_counters_split_proving_exact(void) { busy_run(1); }
+void test_counters_busy_equals_partition_gpu_time(void) { busy_run(0); }
 
 /* Starvation: recomputed exactly from the event stream (lock free, nothing in synth_done,
  * work outstanding) it must equal the counter to the nanosecond; an idle engine is not

@@ -7,12 +7,15 @@
 #include "invariant.h"
 
 void test_sim_backend_timing_and_proofs(void) {
-  /* time_scale 0.002: porep synth 38 s -> 76 ms, gpu 2.1 s -> 4.2 ms per partition */
+  /* time_scale 0.002: porep synth 38 s -> 76 ms, GPU stage (kernels 2.1 s + finalize tail
+   * 1.1 s) -> 6.4 ms per partition */
   cuzk_engine *e = open_engine(
       "{\"backend\":\"sim\",\"gpus\":2,\"workers_per_gpu\":2,\"synthesis_concurrency\":4,"
       "\"time_scale\":0.002,\"sim\":{\"window-post\":{\"synth_ms\":10000,\"gpu_ms\":5000,"
       "\"jitter\":0}}}");
-  static const double mean_synth[] = {38000, 9200, 10000, 1500}, mean_gpu[] = {2100, 600, 5000, 400};
+  /* the GPU stage runs from the hand-off to the end of the finalize tail: kernels + tail */
+  static const double mean_synth[] = {38000, 9200, 10000, 1500},
+                      mean_gpu[] = {2100 + 1100, 600 + 400, 5000 + 1700, 400 + 250};
   uint64_t jobs[CUZK_KIND_COUNT];
   for (uint32_t k = 0; k < CUZK_KIND_COUNT; k++) jobs[k] = submit_job(e, k, -1, 0, 0, NULL);
   int snapshots = 0;
@@ -55,7 +58,10 @@ void test_sim_backend_timing_and_proofs(void) {
   uint64_t busy = 0;
   const uint64_t *w = c + CUZK_CTR_HDR_WORDS + CUZK_KIND_COUNT * CUZK_CTR_KIND_WORDS + 2 * CUZK_CTR_GPU_WORDS;
   for (int i = 0; i < 4; i++) busy += w[i * CUZK_CTR_WORKER_WORDS + CUZK_CTRW_BUSY_NS];
-  CHECK(busy == gpu_total, "sim: busy == partition GPU time");
+  /* split proving: busy is the union of each worker's partition intervals (exactness is
+   * checked from the events in test_counters.c), so at most their sum */
+  CHECK(busy > 0 && busy <= gpu_total, "sim: busy %llu <= partition GPU time %llu",
+        (unsigned long long)busy, (unsigned long long)gpu_total);
   free(c);
   json_value *s = snapshot(e);
   const json_value *g = jget(s, "gpus");

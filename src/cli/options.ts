@@ -8,6 +8,7 @@
 import * as fs from 'node:fs';
 import YAML from 'yaml';
 import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
+import { parseStrictJson } from '../util/strict-json';
 import { PROOF_KINDS } from '../engine/kinds';
 
 export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate';
@@ -42,6 +43,7 @@ export const OPTIONS: OptSpec[] = [
   { name: 'web.config.file', type: 'path', describe: 'Exporter-toolkit web config (TLS, basic auth) in YAML', commands: SERVE, group: 'Web' },
   { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: SERVE, group: 'Web' },
   { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: SERVE, group: 'Web' },
+  { name: 'web.max-connections', type: 'integer', default: 512, min: 1, max: 1_000_000, describe: 'Connections open at once; at the limit the oldest idle connection is closed to admit a new one (counted in cuzk_exporter_errors_total{reason="connection_limit"})', commands: SERVE, group: 'Web' },
   { name: 'otlp.endpoint', type: 'string', describe: 'Also push metrics over OTLP/HTTP to this URL (e.g. http://collector:4318/v1/metrics)', commands: SERVE, group: 'Web' },
   { name: 'otlp.interval', type: 'duration', default: '15s', describe: 'OTLP push interval', min: 0.1, commands: SERVE, group: 'Web' },
   { name: 'log.level', type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'Only log messages with this severity or above', commands: ALL, group: 'Logging' },
@@ -98,9 +100,15 @@ export function envName(flag: string): string {
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 
+/** The longest delay a Node.js timer can wait: longer ones fire after 1 ms instead. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Parses "500ms", "1s", "2m", "1h" (or a bare number of seconds) to seconds. */
 export function parseDuration(v: string | number, flag: string): number {
-  if (typeof v === 'number') return v;
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v) || v < 0) throw new UsageError(`--${flag} ${v} is not a duration (for example 500ms, 1s, 2m)`);
+    return v;
+  }
   const s = v.trim();
   if (/^\d+(?:\.\d+)?$/.test(s)) return Number(s);
   const m = DURATION.exec(s);
@@ -129,7 +137,10 @@ function coerce(spec: OptSpec, raw: unknown, origin: string): string | number | 
     }
     case 'number':
     case 'integer': {
-      const n = typeof raw === 'number' ? raw : String(raw).trim() === '' ? NaN : Number(raw);
+      // Only numbers and numeric text: YAML null/empty (Number(null) = 0) and true
+      // (Number(true) = 1) must not become silent zeros and ones.
+      if (typeof raw !== 'number' && typeof raw !== 'string') throw new UsageError(`${where}: ${raw === null ? 'empty (null)' : JSON.stringify(raw)} is not a number (leave the key out for the default)`);
+      const n = typeof raw === 'number' ? raw : /^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
       if (!Number.isFinite(n)) throw new UsageError(`${where}: "${raw}" is not a number`);
       if (spec.type === 'integer' && !Number.isInteger(n)) throw new UsageError(`${where}: "${raw}" is not a whole number`);
       if (spec.min !== undefined && n < spec.min) throw new UsageError(`${where}: ${n} is below the minimum ${spec.min}`);
@@ -137,9 +148,12 @@ function coerce(spec: OptSpec, raw: unknown, origin: string): string | number | 
       return n;
     }
     case 'duration': {
-      if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${where}: not a duration`);
+      if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${where}: ${raw === null ? 'empty (null)' : JSON.stringify(raw)} is not a duration (for example 500ms, 1s, 2m; leave the key out for the default)`);
       const secs = parseDuration(raw, spec.name);
       if (spec.min !== undefined && secs < spec.min) throw new UsageError(`${where}: ${raw} is shorter than ${spec.min}s`);
+      if (spec.max !== undefined && secs > spec.max) throw new UsageError(`${where}: ${raw} is longer than ${spec.max}s`);
+      // Every duration becomes a timer somewhere; Node clamps longer ones to 1 ms.
+      if (secs * 1000 > MAX_TIMER_MS) throw new UsageError(`${where}: ${raw} is longer than the longest timer Node.js can run (${MAX_TIMER_MS} ms, about 24.8 days)`);
       return secs;
     }
     default: {
@@ -159,11 +173,14 @@ function readConfigFile(file: string): Record<string, unknown> {
   } catch (e) {
     throw new UsageError(`--config.file ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  if (text.length > 1024 * 1024) throw new UsageError(`--config.file ${file}: larger than 1 MiB`);
   let doc: unknown;
   try {
-    doc = file.endsWith('.json') ? JSON.parse(text) : YAML.parse(text);
+    // Duplicate keys and deep nesting are errors in both formats (strict-json.ts).
+    doc = file.endsWith('.json') ? parseStrictJson(text) : YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
-    throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${(e as Error).message.split('\n')[0]}`);
+    const msg = e instanceof RangeError ? 'nested too deeply' : (e as Error).message.split('\n')[0];
+    throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${msg}`);
   }
   if (doc === null || doc === undefined) return {};
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new UsageError(`--config.file ${file}: top level must be a mapping of flag names to values`);
