@@ -4,6 +4,8 @@
  */
 import * as fs from 'node:fs';
 import { EngineConfig, NativeEngine } from '../engine/native-engine';
+import { parseStrictJson } from '../util/strict-json';
+import { checkMemoryBudget, kindsToRun } from './budget-check';
 import { isExplicit, Resolved, UsageError } from './options';
 
 export function engineConfigFrom(o: Resolved): EngineConfig {
@@ -17,7 +19,8 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
       throw new UsageError(`--engine.config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
     try {
-      base = JSON.parse(text) as EngineConfig;
+      // Duplicate keys are errors (native/README.md), as is deep nesting (strict-json.ts).
+      base = parseStrictJson(text) as EngineConfig;
     } catch (e) {
       throw new UsageError(`--engine.config ${file}: not valid JSON: ${(e as Error).message}`);
     }
@@ -51,6 +54,7 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
  */
 export async function openEngine(o: Resolved): Promise<{ engine: NativeEngine; config: EngineConfig } | null> {
   const config = engineConfigFrom(o);
+  checkMemoryBudget(config, kindsToRun(o));
   let engine: NativeEngine;
   try {
     engine = NativeEngine.open(config, o['engine.library'] as string | undefined);

@@ -6,6 +6,7 @@
 import yargs, { Argv } from 'yargs';
 import { createLogger, LogFormat, LogLevel } from '../util/logger';
 import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
+import { installSignalHandlers } from './signals';
 
 const COMMANDS: Record<Command, string> = {
   run: 'Run the reference GPU prover with a proof workload and serve its metrics (the default for npm start)',
@@ -35,6 +36,9 @@ function addOptions(y: Argv, cmd: Command): Argv {
 async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<number> {
   const o = resolveOptions(cmd, argv);
   const log = createLogger(o['log.level'] as LogLevel, o['log.format'] as LogFormat);
+  // Long-running commands catch SIGINT/SIGTERM/SIGHUP from here on, before anything heavy
+  // loads: a signal during startup is an orderly shutdown, not a kill (signals.ts).
+  if (cmd === 'run' || cmd === 'attach' || cmd === 'prove' || (cmd as string) === 'simulate') installSignalHandlers(log);
   switch (cmd) {
     case 'run':
       return (await import('./run')).runCommand(o, log);

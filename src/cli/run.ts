@@ -7,6 +7,7 @@ import type { Logger } from '../util/logger';
 import { openEngine } from './engine-config';
 import { Resolved, UsageError } from './options';
 import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
+import { onSecondSignal } from './signals';
 
 export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   checkWebFlags(o);
@@ -51,6 +52,8 @@ export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   const sig = await untilSignal(log);
   const graceMs = (o['shutdown.grace'] as number) * 1000;
   log.info('shutting down', { signal: sig, in_flight: workload.running, grace_s: graceMs / 1000 });
+  // A second signal cuts the grace short: proofs in flight are cancelled now (signals.ts).
+  onSecondSignal(() => void workload.stop(0));
   const stopped = await workload.stop(graceMs);
   await server.close();
   await telemetry.shutdown();

@@ -1,6 +1,6 @@
 /**
  * What `run` and `attach` share: telemetry, the HTTP server, the startup banner and an
- * orderly shutdown on SIGINT/SIGTERM.
+ * orderly shutdown on SIGINT/SIGTERM (signals.ts; SIGHUP reloads the web config).
  */
 import type { MetricsSource } from '../engine/source';
 import type { Compression } from '../exporter/exposition';
@@ -10,6 +10,9 @@ import { loadWebConfig, WebConfig } from '../exporter/web-config';
 import type { Logger } from '../util/logger';
 import { packageVersion } from '../util/package-root';
 import { Resolved, UsageError } from './options';
+import { onReloadSignal, untilSignal } from './signals';
+
+export { untilSignal };
 
 export function webConfigFrom(o: Resolved): WebConfig | undefined {
   const file = o['web.config.file'] as string | undefined;
@@ -31,6 +34,25 @@ export function checkWebFlags(o: Resolved): string {
   const p = o['web.telemetry-path'] as string;
   if (!p.startsWith('/') || p === '/' || ['/status', '/-/healthy', '/-/ready', '/page.js', '/page.css'].includes(p)) {
     throw new UsageError(`--web.telemetry-path "${p}" must start with "/" and not be one of /, /status, /-/healthy, /-/ready`);
+  }
+  // Requests are routed on the raw path before any "?": anything but a plain path could
+  // never be requested (a query, a fragment, %-escapes, empty or dot segments, spaces).
+  if (p.length > 256 || !/^(\/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+$/.test(p) || /\/\.{1,2}(\/|$)/.test(p)) {
+    throw new UsageError(
+      `--web.telemetry-path "${p}" must be a plain path such as /metrics: "/" then segments of letters, digits and -._~!$&'()*+,;=:@ (no "?", "#", "%", spaces, empty or dot segments; at most 256 characters)`,
+    );
+  }
+  const otlp = o['otlp.endpoint'] as string | undefined;
+  if (otlp !== undefined) {
+    let u: URL | null = null;
+    try {
+      u = new URL(otlp);
+    } catch {
+      u = null;
+    }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') {
+      throw new UsageError(`--otlp.endpoint "${otlp}" is not an http:// or https:// URL (for example http://collector:4318/v1/metrics)`);
+    }
   }
   return p;
 }
@@ -54,6 +76,7 @@ export async function serve(source: MetricsSource, o: Resolved, log: Logger, web
     server = await startServer({
       listenAddress: o['web.listen-address'] as string,
       telemetryPath: o['web.telemetry-path'] as string,
+      maxConnections: o['web.max-connections'] as number | undefined,
       compression: o['web.compression'] as Compression,
       webConfig,
       source,
@@ -66,25 +89,18 @@ export async function serve(source: MetricsSource, o: Resolved, log: Logger, web
     throw e;
   }
   const path = o['web.telemetry-path'] as string;
+  for (const w of webConfig?.warnings ?? []) log.warn('web config', { file: webConfig?.file, warning: w });
   log.info('listening', { url: `${server.url}/`, metrics: `${server.url}${path}`, status: `${server.url}/status` });
+  if (webConfig?.file) {
+    const stop = onReloadSignal(() => {
+      if (server.reloadWebConfig()) log.info('SIGHUP: web config reloaded', { file: webConfig.file });
+    });
+    const close = server.close;
+    server.close = () => {
+      stop();
+      return close();
+    };
+  }
   return { telemetry, server, version };
 }
 
-/** Resolves on the first SIGINT/SIGTERM; a second one exits at once. */
-export function untilSignal(log: Logger): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (sig: NodeJS.Signals) => {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
-      const force = (s: NodeJS.Signals) => {
-        log.error('second signal: exiting without waiting', { signal: s });
-        process.exit(1);
-      };
-      process.once('SIGINT', force);
-      process.once('SIGTERM', force);
-      resolve(sig);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
-}

@@ -17,6 +17,7 @@ import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
 import { ExemplarHistograms, ExemplarStore } from './exemplars';
 import { FastPrometheusSerializer } from './fast-serializer';
+import { GuardedExporter } from './otlp-guard';
 import type { ExpositionFormat } from './negotiate';
 import { OpenMetricsSerializer } from './openmetrics';
 import { SourceInfo, StateMetricProducer } from './state-metrics';
@@ -85,9 +86,11 @@ export class Telemetry {
     });
     const readers: MetricReader[] = [this.prometheus];
     if (opts.otlpEndpoint) {
+      const timeoutMs = Math.min(opts.otlpIntervalMs ?? 15000, 30000);
       readers.push(
         new PeriodicExportingMetricReader({
-          exporter: new OTLPMetricExporter({ url: opts.otlpEndpoint }),
+          // Failed exports: counted, one log line, no stack per export (otlp-guard.ts).
+          exporter: new GuardedExporter(new OTLPMetricExporter({ url: opts.otlpEndpoint }), source.model.errors, opts.logger, Math.max(1, Math.floor(timeoutMs * 0.9))),
           exportIntervalMillis: opts.otlpIntervalMs ?? 15000,
           exportTimeoutMillis: Math.min(opts.otlpIntervalMs ?? 15000, 30000),
           metricProducers: [producer],

@@ -20,11 +20,39 @@ function logfmtValue(v: string): string {
   return /^[^\s"=\\]+$/.test(v) ? v : JSON.stringify(v);
 }
 
+let stdioGuarded = false;
+let stderrGone = false;
+
+/**
+ * A closed stdout/stderr (`cuzk-exporter run 2>&1 | head`, a log shipper that went away)
+ * reports EPIPE as an 'error' event on the stream, which, unhandled, ends the process at
+ * the next log line. The exporter's job is serving metrics, not its log: from the first
+ * such error on, lines to that stream are dropped and the process carries on.
+ */
+export function guardStdio(): void {
+  if (stdioGuarded) return;
+  stdioGuarded = true;
+  process.stderr.on('error', () => {
+    stderrGone = true;
+  });
+  process.stdout.on('error', () => {});
+}
+
+const writeStderr = (l: string): void => {
+  if (stderrGone) return;
+  try {
+    process.stderr.write(l + '\n');
+  } catch {
+    stderrGone = true;
+  }
+};
+
 export function createLogger(
   level: LogLevel = 'info',
   format: LogFormat = 'logfmt',
-  write: (line: string) => void = (l) => process.stderr.write(l + '\n'),
+  write: (line: string) => void = writeStderr,
 ): Logger {
+  guardStdio();
   const min = LOG_LEVELS.indexOf(level);
   const emit = (lvl: LogLevel, msg: string, fields: Fields = {}) => {
     if (LOG_LEVELS.indexOf(lvl) < min) return;

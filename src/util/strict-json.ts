@@ -1,0 +1,161 @@
+/**
+ * JSON for files and bodies we do not trust. JSON.parse takes the last of duplicate keys
+ * silently (native/README.md calls duplicates an error, and a config whose second
+ * "gpus" wins is a config nobody reviewed) and overflows the stack on deep nesting
+ * ("Maximum call stack size exceeded" — and JSON.stringify of such a value later throws
+ * too). Here:
+ *
+ *  - parseStrictJson: a small parser with readable errors (line and column), duplicate keys
+ *    refused, depth bounded — for config files (small);
+ *  - jsonNestingDepth: a linear scan (no parsing, no recursion) that measures the deepest
+ *    nesting, so a large untrusted body can be refused before JSON.parse sees it — for
+ *    daemon snapshots (large, parsed by the fast native JSON.parse afterwards).
+ */
+
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonError extends Error {}
+
+/** The deepest nesting of arrays/objects in `text` (strings skipped); stops counting past `limit`. */
+export function jsonNestingDepth(text: string, limit = Infinity): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return max;
+}
+
+/** Parses JSON; throws JsonError ("line L column C: …") on duplicate keys, nesting over maxDepth, or bad syntax. */
+export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+  let i = 0;
+  const where = (at = i) => {
+    let line = 1;
+    let col = 1;
+    for (let k = 0; k < at && k < text.length; k++) {
+      if (text[k] === '\n') {
+        line++;
+        col = 1;
+      } else col++;
+    }
+    return `line ${line} column ${col}`;
+  };
+  const err = (msg: string, at = i): never => {
+    throw new JsonError(`${where(at)}: ${msg}`);
+  };
+  const ws = () => {
+    while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const str = (): string => {
+    const start = i;
+    i++; // "
+    let out = '';
+    for (;;) {
+      if (i >= text.length) err('unterminated string', start);
+      const c = text[i];
+      if (c === '"') {
+        i++;
+        return out;
+      }
+      if (c === '\\') {
+        const e = text[i + 1];
+        const map: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+        if (e === 'u') {
+          const hex = text.slice(i + 2, i + 6);
+          if (!/^[0-9a-fA-F]{4}$/.test(hex)) err('bad \\u escape');
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 6;
+        } else if (e !== undefined && e in map) {
+          out += map[e];
+          i += 2;
+        } else err('bad escape in string');
+        continue;
+      }
+      if (c.charCodeAt(0) < 0x20) err('control character in string');
+      out += c;
+      i++;
+    }
+  };
+  const value = (depth: number): unknown => {
+    ws();
+    if (i >= text.length) err('unexpected end of input');
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      if (depth >= maxDepth) err(`nested deeper than ${maxDepth} levels`);
+      const open = i;
+      i++;
+      ws();
+      if (c === '[') {
+        const arr: unknown[] = [];
+        if (text[i] === ']') {
+          i++;
+          return arr;
+        }
+        for (;;) {
+          arr.push(value(depth + 1));
+          ws();
+          if (text[i] === ',') i++;
+          else if (text[i] === ']') {
+            i++;
+            return arr;
+          } else err(i >= text.length ? `array opened at ${where(open)} is not closed` : `expected "," or "]"`);
+        }
+      }
+      const obj: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+      const seen = new Set<string>();
+      if (text[i] === '}') {
+        i++;
+        return { ...obj };
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') err('expected a string key');
+        const keyAt = i;
+        const k = str();
+        if (seen.has(k)) err(`duplicate key ${JSON.stringify(k)}`, keyAt);
+        seen.add(k);
+        ws();
+        if (text[i] !== ':') err('expected ":"');
+        i++;
+        obj[k] = value(depth + 1);
+        ws();
+        if (text[i] === ',') i++;
+        else if (text[i] === '}') {
+          i++;
+          // A plain object again (keys like "__proto__" stay own data properties).
+          const out: Record<string, unknown> = {};
+          for (const key of Object.keys(obj)) Object.defineProperty(out, key, { value: obj[key], enumerable: true, writable: true, configurable: true });
+          return out;
+        } else err(i >= text.length ? `object opened at ${where(open)} is not closed` : 'expected "," or "}"');
+      }
+    }
+    if (c === '"') return str();
+    const m = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i, i + 400));
+    if (!m) return err(`unexpected ${JSON.stringify(c)}`);
+    i += m[0].length;
+    if (m[0] === 'true') return true;
+    if (m[0] === 'false') return false;
+    if (m[0] === 'null') return null;
+    const n = Number(m[0]);
+    if (!Number.isFinite(n)) err(`number ${m[0]} is out of range`, i - m[0].length);
+    return n;
+  };
+  const v = value(0);
+  ws();
+  if (i < text.length) err('unexpected text after the JSON value');
+  return v;
+}
