@@ -126,7 +126,9 @@ const CASES: Case[] = [
       expect(st.gpu_workers.map((w) => w.current_job)).toEqual([WEIRD_IDS[1], WEIRD_IDS[2]]);
       for (const s of after) for (const v of Object.values(s.labels)) expect(WEIRD_IDS).not.toContain(v);
       expect(find(after, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'gpu' })).toBe(2 * (1 + WEIRD_IDS.length));
-      expect(value(after, 'cuzk_status_mismatch')).toBe(1); // 12 partitions on the GPU, 2 busy workers
+      // 12 partitions on the GPU, 2 busy workers: more than one per busy worker is split
+      // proving (finalizing tails), not a contradiction (issue 14)
+      expect(value(after, 'cuzk_status_mismatch')).toBe(0);
     },
   },
 ];
