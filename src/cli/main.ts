@@ -5,6 +5,7 @@
  */
 import yargs, { Argv } from 'yargs';
 import { createLogger, LogFormat, LogLevel } from '../util/logger';
+import { packageVersion } from '../util/package-root';
 import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
 import { installSignalHandlers } from './signals';
 
@@ -66,7 +67,7 @@ export async function main(args: string[]): Promise<number> {
     .recommendCommands()
     .help()
     .alias('help', 'h')
-    .version(false)
+    .version('version', 'Show the version and exit', `cuzk-exporter, version ${packageVersion()} (node ${process.version}, ${process.platform}/${process.arch})`)
     .wrap(Math.min(120, process.stdout.columns || 100))
     .epilog('Every flag can also be set with an environment variable CUZK_EXPORTER_<FLAG> (dots and dashes as underscores) or in --config.file.')
     .fail((msg, err) => {
