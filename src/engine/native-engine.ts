@@ -18,8 +18,6 @@ import type { MetricsSource, RunningTotals } from './source';
 import { CuzkStatus, validateStatus } from './status-schema';
 
 export const BATCH_EVENTS = 4096;
-/** Largest event group of a running engine: a job's abort, ~2 events per partition (<= 256). */
-const MAX_GROUP_EVENTS = 1024;
 /**
  * Bound on one blocking native call. close() waits for the calls in flight to come back
  * before freeing the engine (a call queued on koffi's pool must never start on freed
@@ -375,11 +373,9 @@ export class NativeEngine implements MetricsSource {
         this.resync();
       }
       if (n > 0) this.onBatch?.();
-      // Whole groups: a batch ends short of full when the next group does not fit. A group
-      // is at most ~2 events per partition of one job (an abort, <= 256 partitions), so a
-      // batch shorter than BATCH_EVENTS - MAX_GROUP_EVENTS means nothing committed is left
-      // (the same exactness as before, without one extra empty drain per refresh).
-      if (view === this.eventView && n < BATCH_EVENTS - MAX_GROUP_EVENTS) return;
+      // Whole groups: a batch ends short of full when the next group does not fit, so only
+      // an empty drain says nothing committed is left (one ~1 us call per refresh).
+      if (n === 0) return;
     }
   }
 
