@@ -70,10 +70,13 @@ export const OPTIONS: OptSpec[] = [
   { name: 'workload.concurrency', type: 'integer', default: 4, min: 0, max: 10000, describe: 'Proofs kept in flight (0: no workload, serve metrics only)', commands: ['run', 'simulate'], group: 'Workload' },
   { name: 'shutdown.grace', type: 'duration', default: '10s', min: 0, describe: 'On SIGINT/SIGTERM, proofs in flight get this long to finish before they are cancelled', commands: ['run', 'prove', 'simulate'], group: 'Workload' },
 
-  { name: 'cuzk.status-url', type: 'string', describe: "URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status", commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status request after this long', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies larger than this', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.status-url', type: 'string', describe: "Surface: URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status (blind to WindowPoSt/WinningPoSt)", commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.grpc-address', type: 'string', describe: "Surface: cuzk's gRPC API (its [daemon] listen address): unix:///run/curio/cuzk.sock or host:port, e.g. 127.0.0.1:9820 (no TLS, as cuzk)", commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.timeline-file', type: 'path', describe: 'Surface: cuzk\'s log with its TIMELINE lines, followed like tail -F; "-" reads standard input (journalctl -fu cuzk -o cat | cuzk-exporter attach --cuzk.timeline-file - ...)', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status and gRPC GetMetrics', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.grpc-status-interval', type: 'duration', default: '5s', min: 5, describe: 'How often to call gRPC GetStatus (cuzk runs nvidia-smi on every call: never faster than 5s)', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status or gRPC request after this long', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies and gRPC answers larger than this', commands: ['attach'], group: 'cuzk' },
 
   { name: 'workload.count', type: 'integer', default: 0, min: 0, describe: 'Stop submitting after this many proofs (0: until stopped)', commands: ['simulate'], group: 'Workload' },
   { name: 'simulate.grpc-listen', type: 'string', default: '127.0.0.1:9820', describe: 'Where the cuzk.v1.ProvingEngine gRPC service listens: unix:///path/cuzk.sock or host:port (port 0: any free port, printed at startup)', commands: ['simulate'], group: 'Simulate' },

@@ -22,6 +22,7 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import type { ErrorCounts } from './error-counts';
 import { EV_WORKER } from './event-layout';
 import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
@@ -32,6 +33,8 @@ import type { Logger } from '../util/logger';
 
 export interface AttachOptions {
   url: string;
+  /** Where errors are counted (the attach merge shares one); default this source's model's. */
+  errors?: ErrorCounts;
   pollIntervalMs: number;
   timeoutMs: number;
   maxBodyBytes: number;
@@ -167,9 +170,11 @@ export class AttachSource implements MetricsSource {
   private lastLoggedAt = 0;
   private inflight: Promise<void> | null = null;
   polls = 0;
+  private readonly errors: ErrorCounts;
 
   constructor(private readonly opts: AttachOptions) {
-    for (const r of ATTACH_ERRORS) this.model.errors.declare(r);
+    this.errors = opts.errors ?? this.model.errors;
+    for (const r of ATTACH_ERRORS) this.errors.declare(r);
     this.model.up = false;
     this.model.setTopology({ gpus: [], workers: [], lockEvents: false }, hrNowNs());
   }
@@ -220,7 +225,7 @@ export class AttachSource implements MetricsSource {
   applyBody(body: unknown, nowNs = hrNowNs()): void {
     const v = validateStatus(body);
     if (!v.ok) throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected: ${v.error}`);
-    for (const what of v.skipped) this.model.errors.inc('bad_field', `snapshot from ${this.opts.url}: skipped ${what}`);
+    for (const what of v.skipped) this.errors.inc('bad_field', `snapshot from ${this.opts.url}: skipped ${what}`);
     if (v.skipped.length > 0) this.log('warn', `skipped malformed parts of the snapshot: ${v.skipped.slice(0, 3).join('; ')}${v.skipped.length > 3 ? ` (+${v.skipped.length - 3} more)` : ''}`);
     this.apply(v.status, nowNs, v.skippedJobIds, v.skippedWorkerIds);
     this.lastBody = body as Record<string, unknown>;
@@ -230,7 +235,7 @@ export class AttachSource implements MetricsSource {
   }
 
   private fail(reason: Reason, message: string): void {
-    this.model.errors.inc(reason, message);
+    this.errors.inc(reason, message);
     this.model.up = false;
     this.log('warn', message);
   }
@@ -297,7 +302,7 @@ export class AttachSource implements MetricsSource {
       if (!this.handles.has(p.job_id)) {
         this.handles.set(p.job_id, this.nextHandle++);
         if (kindIndex(p.proof_kind) < 0) {
-          m.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(p.proof_kind)}`);
+          this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(p.proof_kind)}`);
           unknown.add(p.proof_kind);
         }
       }
@@ -312,7 +317,7 @@ export class AttachSource implements MetricsSource {
         if (!cur) continue;
         for (const kind of Object.keys(cur)) {
           if (kindIndex(kind) >= 0 || prev.has(kind)) continue;
-          m.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(kind)}`);
+          this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(kind)}`);
           unknown.add(kind);
         }
       }
@@ -396,7 +401,7 @@ export class AttachSource implements MetricsSource {
 
   private restarted(s: CuzkStatus, nowNs: number, why: string): void {
     const m = this.model;
-    m.errors.inc('restart', `daemon restarted (${why})`);
+    this.errors.inc('restart', `daemon restarted (${why})`);
     this.log('warn', `daemon restarted (${why}); keeping totals, resetting baselines`, true);
     // Everything the old process had is gone: end its jobs and stints (state only).
     const empty = { memoryUsedBytes: 0, synthesisActive: 0, queueDepthByKind: new Float64Array(KIND_SLOTS), pipelines: [], workers: [] };
@@ -442,7 +447,7 @@ export class AttachSource implements MetricsSource {
   }
 
   ready(): { ok: boolean; reason: string } {
-    if (!this.model.up) return { ok: false, reason: this.model.errors.lastMessage ?? 'no snapshot yet' };
+    if (!this.model.up) return { ok: false, reason: this.errors.lastMessage ?? 'no snapshot yet' };
     if (this.model.topology.gpus.length === 0) return { ok: false, reason: 'the daemon reports no GPU workers' };
     return { ok: true, reason: '' };
   }

@@ -31,6 +31,12 @@ export interface MetricsSource {
    * (OpenMetrics exemplars), never per event.
    */
   jobId?(handle: number): string | undefined;
+  /**
+   * The surfaces the source reads, sorted by name, and whether each answered at its last
+   * poll (attach: status, grpc, timeline). Absent: one surface, "engine" (run mode), up as
+   * the model is.
+   */
+  surfaceStates?(): { name: string; up: boolean }[];
 }
 
 /** Per worker slot / GPU slot, ns, including intervals running at nowNs. */

@@ -44,6 +44,8 @@ export interface ProducerContext {
   /** Seconds the previous collection took (cuzk_exporter_scrape_duration_seconds). */
   lastCollectSeconds(): number;
   resource: Resource;
+  /** The source's surfaces (MetricsSource.surfaceStates); absent: [{engine, up as the model}]. */
+  surfaces?(): { name: string; up: boolean }[];
 }
 
 /** ns -> s by division (correctly rounded; multiplying by 1e-9 is not). */
@@ -82,7 +84,8 @@ export class StateMetricProducer implements MetricProducer {
     const t = m.topology;
     this.labels = {
       version: m.topologyVersion,
-      workers: t.workers.map((w) => ({ gpu: String(w.gpu), worker: String(w.id) })),
+      // An attached daemon seen only through TIMELINE does not say which GPU a worker is on.
+      workers: t.workers.map((w) => ({ gpu: w.gpu < 0 ? 'unknown' : String(w.gpu), worker: String(w.id) })),
       gpus: t.gpus.map((g) => ({ gpu: String(g.ordinal) })),
       gpuInfo: t.gpus.map((g) => {
         const a: Attributes = { gpu: String(g.ordinal), name: g.name };
@@ -150,9 +153,11 @@ export class StateMetricProducer implements MetricProducer {
       return pts;
     };
 
-    gauge('cuzk_up', 'Whether the source (native engine or attached cuzk daemon) answered at the last collection (1) or not (0).', [pt({}, m.up ? 1 : 0)]);
-    gauge('cuzk_exporter_build_info', 'Build and source information of this exporter; always 1.', [
-      pt({ version: this.ctx.info.version, source: this.ctx.info.source, backend: this.ctx.info.backend }, 1),
+    const surfaces = this.ctx.surfaces?.() ?? [{ name: 'engine', up: m.up }];
+    gauge('cuzk_up', 'Whether the source (native engine or attached cuzk daemon) answered at the last collection (1) or not (0); attached: 1 only while every attached surface is up.', [pt({}, m.up ? 1 : 0)]);
+    gauge('cuzk_surface_up', 'Whether each surface of the source answered at its last poll (1) or not (0): status, grpc, timeline when attached; engine in run mode.', surfaces.map((s) => pt({ surface: s.name }, s.up ? 1 : 0)));
+    gauge('cuzk_exporter_build_info', 'Build and source information of this exporter; always 1. surfaces: the surfaces read, comma-joined.', [
+      pt({ version: this.ctx.info.version, source: this.ctx.info.source, backend: this.ctx.info.backend, surfaces: surfaces.map((s) => s.name).join(',') }, 1),
     ]);
     gauge('cuzk_gpu_info', 'GPU identity; always 1. Join on gpu for names/uuids; other metrics carry only gpu/worker.', L.gpuInfo.map((a) => pt(a, 1)));
     gauge('cuzk_gpu_worker_busy', 'Whether the GPU worker owns a partition now (1) or is idle (0), exact at collection time.', perWorker((w) => m.wBusy[w]));

@@ -77,6 +77,7 @@ export class Telemetry {
       runningTotals: () => source.runningTotals?.() ?? null,
       lastCollectSeconds: () => this.lastCollectSeconds,
       resource,
+      surfaces: source.surfaceStates ? () => source.surfaceStates!() : undefined,
     });
     this.prometheus = new PrometheusExporter({
       preventServerStart: true,

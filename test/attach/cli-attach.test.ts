@@ -80,7 +80,7 @@ test('attach prints its URLs, serves metrics and /status from the daemon, surviv
   expect(find(body, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'gpu' })).toBe(2);
   expect(find(body, 'cuzk_gpu_worker_busy', { gpu: '0', worker: '0' })).toBe(0);
   expect(find(body, 'cuzk_gpu_worker_busy', { gpu: '0', worker: '1' })).toBe(0);
-  expect(body).toMatch(/^cuzk_exporter_build_info\{version="[^"]+",source="attach",backend="cuzk"\} 1$/m);
+  expect(body).toMatch(/^cuzk_exporter_build_info\{version="[^"]+",source="attach",backend="cuzk",surfaces="status"\} 1$/m);
 
   const status = (await (await fetch(`${base}/status`)).json()) as Record<string, unknown> & { exporter: Record<string, unknown> };
   const { exporter, ...daemonBody } = status;

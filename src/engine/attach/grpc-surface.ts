@@ -1,0 +1,545 @@
+/**
+ * The gRPC surface (DESIGN §7b): cuzk's `cuzk.v1.ProvingEngine`, always on (`[daemon]
+ * listen`: `unix:///run/curio/cuzk.sock` by default, `host:9820` in example configs), no
+ * TLS, no reflection (we carry proto/cuzk/v1/proving.proto).
+ *
+ *  - GetMetrics, every poll: cuzk's hand-written Prometheus text. Its per-kind
+ *    `cuzk_proofs_completed{proof_kind}` / `cuzk_proofs_failed{proof_kind}` (counters
+ *    without `_total`, kinds spelled `porep_c2`...) are cumulative and include PoSt: our
+ *    proof counters by difference, baselined at the first answer (what finished before we
+ *    attached is not ours), a restart (uptime or a counter going back) resetting only the
+ *    baselines. Its `cuzk_proof_duration_seconds` summary covers the last 1000 proofs (its
+ *    _count and _sum go down when the window rolls): not used.
+ *  - GetStatus, every `statusIntervalMs` (>= 5 s: cuzk runs nvidia-smi on each call): one
+ *    GPUStatus per WORKER (index = worker id; ordinals repeat), with the job and kind it
+ *    runs. Sees PoSt, but cuzk's finalizer clears `current_job` unconditionally, so a
+ *    worker already on its next partition can be shown idle: an idle here is never taken
+ *    as a contradiction, and worker time from this surface is sampled.
+ * Every call has a deadline; every failure is counted by reason and sets the surface down.
+ */
+import * as path from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import type { ErrorCounts } from '../error-counts';
+import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../kinds';
+import { findPackageRoot } from '../../util/package-root';
+import type { Logger } from '../../util/logger';
+import { Surface, ThrottledLog, WorkerClaim, hrNowNs, quoteName } from './surface';
+
+export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart'] as const;
+type GrpcReason = (typeof GRPC_ERRORS)[number];
+
+export interface GrpcOptions {
+  /** `unix:///abs/path.sock` or `host:port`. */
+  address: string;
+  pollIntervalMs: number;
+  statusIntervalMs: number;
+  timeoutMs: number;
+  maxMessageBytes: number;
+  errors: ErrorCounts;
+  logger: Logger;
+}
+
+/** Bounds on untrusted answers. */
+const LIMITS = { workers: 4096, stringLength: 1024, metricLines: 20_000, kinds: 64 } as const;
+
+/** Checks a --cuzk.grpc-address value; returns the grpc-js target or throws a readable Error. */
+export function grpcTarget(address: string): string {
+  const a = address.trim();
+  if (a.startsWith('unix:')) {
+    const p = a.startsWith('unix://') ? a.slice('unix://'.length) : a.slice('unix:'.length);
+    if (!p.startsWith('/')) throw new Error(`--cuzk.grpc-address "${address}": a unix socket needs an absolute path (unix:///run/curio/cuzk.sock)`);
+    return `unix://${p}`;
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(a)) throw new Error(`--cuzk.grpc-address "${address}": use unix:///path/to.sock or host:port (no ${a.split(':')[0]}://; cuzk's gRPC has no TLS)`);
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(a);
+  if (!m) throw new Error(`--cuzk.grpc-address "${address}" is not unix:///path/to.sock or host:port (for example 127.0.0.1:9820)`);
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) throw new Error(`--cuzk.grpc-address "${address}": port ${port} is out of range`);
+  // cuzk's example configs listen on 0.0.0.0: connect to this host.
+  const host = m[1] !== undefined ? `[${m[1] === '::' ? '::1' : m[1]}]` : m[2] === '0.0.0.0' ? '127.0.0.1' : m[2];
+  return `${host}:${port}`;
+}
+
+let protoCache: grpc.GrpcObject | null = null;
+/** cuzk.v1 as grpc-js sees it, from the package's own proto file (works from an installed tarball). */
+export function loadCuzkProto(): grpc.GrpcObject {
+  if (protoCache) return protoCache;
+  const file = path.join(findPackageRoot(), 'proto', 'cuzk', 'v1', 'proving.proto');
+  const def = protoLoader.loadSync(file, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  protoCache = grpc.loadPackageDefinition(def);
+  return protoCache;
+}
+
+export function provingEngineService(): grpc.ServiceDefinition {
+  const v1 = (loadCuzkProto().cuzk as grpc.GrpcObject).v1 as grpc.GrpcObject;
+  return (v1.ProvingEngine as grpc.ServiceClientConstructor).service;
+}
+
+/** What GetMetrics' text says, parsed defensively. */
+export interface CuzkMetricsText {
+  uptimeSeconds: number | null;
+  totalCompleted: number | null;
+  totalFailed: number | null;
+  queueDepth: number | null;
+  runningJobs: number | null;
+  gpuWorkers: number | null;
+  /** Per kind name as cuzk spells it here (porep_c2...). */
+  completed: Map<string, number>;
+  failed: Map<string, number>;
+  /** Samples of known metrics that were unusable (bad value, too many kinds). */
+  bad: number;
+}
+
+const isCount = (v: number) => Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
+
+/** Parses cuzk's GetMetrics text. Unknown metrics are skipped; never throws. */
+export function parseCuzkMetrics(text: string): CuzkMetricsText {
+  const out: CuzkMetricsText = {
+    uptimeSeconds: null,
+    totalCompleted: null,
+    totalFailed: null,
+    queueDepth: null,
+    runningJobs: null,
+    gpuWorkers: null,
+    completed: new Map(),
+    failed: new Map(),
+    bad: 0,
+  };
+  let p = 0;
+  let lines = 0;
+  const n = text.length;
+  while (p < n && lines < LIMITS.metricLines) {
+    let e = text.indexOf('\n', p);
+    if (e < 0) e = n;
+    lines++;
+    const c = text.charCodeAt(p);
+    if (c !== 35 /* # */ && e > p) parseSample(text, p, e, out);
+    p = e + 1;
+  }
+  return out;
+}
+
+function parseSample(s: string, a: number, b: number, out: CuzkMetricsText): void {
+  let i = a;
+  while (i < b && s.charCodeAt(i) !== 123 /* { */ && s.charCodeAt(i) !== 32) i++;
+  const name = s.slice(a, i);
+  let kind: string | null = null;
+  if (s.charCodeAt(i) === 123) {
+    const close = s.indexOf('}', i);
+    if (close < 0 || close > b) return void out.bad++;
+    const m = /^proof_kind="([^"\\]{1,64})"$/.exec(s.slice(i + 1, close));
+    kind = m ? m[1] : '';
+    i = close + 1;
+  }
+  const value = Number(s.slice(i, b).trim().split(/\s+/)[0]);
+  const known = (k: string) => name === k;
+  const scalar = (key: Exclude<keyof CuzkMetricsText, 'completed' | 'failed' | 'bad'>) => {
+    if (kind !== null || !isCount(value)) return void out.bad++;
+    out[key] = value;
+  };
+  if (known('cuzk_proofs_completed_total')) scalar('totalCompleted');
+  else if (known('cuzk_proofs_failed_total')) scalar('totalFailed');
+  else if (known('cuzk_uptime_seconds')) scalar('uptimeSeconds');
+  else if (known('cuzk_queue_depth')) scalar('queueDepth');
+  else if (known('cuzk_running_jobs')) scalar('runningJobs');
+  else if (known('cuzk_gpu_workers')) scalar('gpuWorkers');
+  else if (known('cuzk_proofs_completed') || known('cuzk_proofs_failed')) {
+    const map = name === 'cuzk_proofs_completed' ? out.completed : out.failed;
+    if (!kind || !isCount(value) || (!map.has(kind) && map.size >= LIMITS.kinds)) return void out.bad++;
+    map.set(kind, value);
+  }
+}
+
+/** cuzk's GetMetrics kind spelling (porep_c2) to our slot; -1 if unknown. */
+export function metricsKindIndex(name: string): number {
+  return kindIndex(name.replace(/_/g, '-'));
+}
+
+interface GpuStatusMsg {
+  ordinal: number;
+  name: string;
+  current_job_id: string;
+  current_proof_kind: string;
+}
+
+interface StatusMsg {
+  gpus: GpuStatusMsg[];
+  queues: { proof_kind: string; pending: number; in_progress: number }[];
+  uptimeSeconds: number;
+  totalCompleted: number;
+  totalFailed: number;
+}
+
+/** Validates a GetStatusResponse as proto-loader decoded it (longs as strings). */
+function validateStatus(m: unknown): StatusMsg | string {
+  if (typeof m !== 'object' || m === null) return 'not a message';
+  const r = m as Record<string, unknown>;
+  const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : NaN);
+  const str = (v: unknown): string | null => (typeof v === 'string' && v.length <= LIMITS.stringLength ? v : null);
+  if (!Array.isArray(r.gpus) || r.gpus.length > LIMITS.workers) return `gpus: not a list of at most ${LIMITS.workers} workers`;
+  const gpus: GpuStatusMsg[] = [];
+  for (let i = 0; i < r.gpus.length; i++) {
+    const g = r.gpus[i] as Record<string, unknown>;
+    const ordinal = num(g?.ordinal);
+    const name = str(g?.name);
+    const job = str(g?.current_job_id);
+    const kind = str(g?.current_proof_kind);
+    if (!isCount(ordinal) || ordinal >= LIMITS.workers || name === null || job === null || kind === null) return `gpus[${i}]: malformed or over-long field`;
+    gpus.push({ ordinal, name, current_job_id: job, current_proof_kind: kind });
+  }
+  const queues: StatusMsg['queues'] = [];
+  if (Array.isArray(r.queues)) {
+    for (const q of r.queues.slice(0, LIMITS.kinds) as Record<string, unknown>[]) {
+      const kind = str(q?.proof_kind);
+      const pending = num(q?.pending);
+      const inProgress = num(q?.in_progress);
+      if (kind === null || !isCount(pending) || !isCount(inProgress)) return 'queues: malformed entry';
+      queues.push({ proof_kind: kind, pending, in_progress: inProgress });
+    }
+  }
+  const uptimeSeconds = num(r.uptime_seconds);
+  const totalCompleted = num(r.total_proofs_completed);
+  const totalFailed = num(r.total_proofs_failed);
+  if (!isCount(uptimeSeconds) || !isCount(totalCompleted) || !isCount(totalFailed)) return 'uptime/total counters: not counts';
+  return { gpus, queues, uptimeSeconds, totalCompleted, totalFailed };
+}
+
+const KIND_CACHE_MAX = 10_000;
+
+export class GrpcSurface implements Surface {
+  readonly name = 'grpc' as const;
+  readonly target: string;
+  private readonly client: grpc.Client;
+  private readonly log: ThrottledLog;
+  private readonly errors: ErrorCounts;
+  private metricsTimer: NodeJS.Timeout | null = null;
+  private statusTimer: NodeJS.Timeout | null = null;
+  private inflight = new Set<Promise<void>>();
+  private stopped = true;
+  private metricsUp = false;
+  private statusUp = false;
+  private everStatus = false;
+
+  // Proof counters (monotonic), by kind slot.
+  readonly kProofsCompleted = new Float64Array(KIND_SLOTS);
+  readonly kProofsFailed = new Float64Array(KIND_SLOTS);
+  private prevCompleted: Map<string, number> | null = null;
+  private prevFailed = new Map<string, number>();
+  private lastUptime = -1;
+  private lastTotals: { c: number; f: number } | null = null;
+  private readonly unknownKinds = new Set<string>();
+
+  /** Latest GetMetrics gauges. */
+  queueDepthTotal = 0;
+  gpuWorkers = -1;
+
+  // GetStatus: one entry per worker (index = worker id).
+  /** GPU ordinal per worker; empty until the first GetStatus. */
+  workerGpu: number[] = [];
+  /** GPU names by ordinal. */
+  readonly gpuNames = new Map<number, string>();
+  readonly queueDepth = new Float64Array(KIND_SLOTS);
+  queuesKnown = false;
+  /** Sampled worker state (driver when neither TIMELINE nor /status is attached). */
+  wBusy = new Uint8Array(0);
+  wSince = new Float64Array(0);
+  wSeenUntil = new Float64Array(0);
+  wBusyNs = new Float64Array(0);
+  wParts = new Float64Array(0);
+  wJob: string[] = [];
+  wKind = new Int16Array(0);
+  /** Per worker: the state's first and last sample (hrtime ns), for the cross-check. */
+  private claimSince = new Float64Array(0);
+  lastStatusHr = 0;
+  busyWorkers = 0;
+  private readonly kindOfJob = new Map<string, number>();
+  private readonly handles = new Map<string, number>();
+  private nextHandle = 1;
+  statusPolls = 0;
+  metricsPolls = 0;
+
+  constructor(private readonly opts: GrpcOptions) {
+    this.target = opts.address;
+    this.errors = opts.errors;
+    for (const r of GRPC_ERRORS) this.errors.declare(r);
+    this.errors.declare('unknown_proof_kind');
+    this.log = new ThrottledLog(opts.logger, { surface: 'grpc', source: opts.address });
+    const Ctor = ((loadCuzkProto().cuzk as grpc.GrpcObject).v1 as grpc.GrpcObject).ProvingEngine as grpc.ServiceClientConstructor;
+    const backoff = Math.max(100, Math.min(2000, opts.pollIntervalMs));
+    this.client = new Ctor(grpcTarget(opts.address), grpc.credentials.createInsecure(), {
+      'grpc.max_receive_message_length': opts.maxMessageBytes,
+      'grpc.max_send_message_length': 1024 * 1024,
+      'grpc.initial_reconnect_backoff_ms': Math.min(100, backoff),
+      'grpc.max_reconnect_backoff_ms': backoff,
+      'grpc.min_reconnect_backoff_ms': Math.min(100, backoff),
+      'grpc.enable_retries': 0,
+      'grpc.service_config_disable_resolution': 1,
+    });
+  }
+
+  get up(): boolean {
+    return this.metricsUp && (this.statusUp || !this.everStatus);
+  }
+
+  start(): void {
+    this.stopped = false;
+    const loop = (which: 'metrics' | 'status') => {
+      if (this.stopped) return;
+      const started = Date.now();
+      const p = (which === 'metrics' ? this.pollMetrics() : this.pollStatus()).finally(() => {
+        this.inflight.delete(p);
+        if (this.stopped) return;
+        const every = which === 'metrics' ? this.opts.pollIntervalMs : this.opts.statusIntervalMs;
+        const t = setTimeout(() => loop(which), Math.max(0, every - (Date.now() - started)));
+        if (which === 'metrics') this.metricsTimer = t;
+        else this.statusTimer = t;
+      });
+      this.inflight.add(p);
+    };
+    loop('metrics');
+    loop('status');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.metricsTimer) clearTimeout(this.metricsTimer);
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    await Promise.all([...this.inflight]);
+    this.client.close();
+  }
+
+  private call<T>(method: 'GetMetrics' | 'GetStatus'): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const deadline = new Date(Date.now() + this.opts.timeoutMs);
+      const fn = (this.client as unknown as Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: T) => void) => void>)[method];
+      fn.call(this.client, {}, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+
+  private fail(reason: GrpcReason, message: string): void {
+    this.errors.inc(reason, message);
+    this.log.log('warn', message);
+  }
+
+  private callError(method: string, e: unknown): void {
+    const err = e as grpc.ServiceError;
+    const code = typeof err?.code === 'number' ? err.code : -1;
+    const detail = (err?.details || err?.message || String(e)).slice(0, 300);
+    let reason: GrpcReason = 'grpc_error';
+    let text = `${method} ${this.opts.address}: ${grpc.status[code] ?? 'error'}: ${detail}`;
+    if (code === grpc.status.UNAVAILABLE) {
+      reason = 'grpc_unavailable';
+      text = `${method} ${this.opts.address}: unavailable (${detail}); is cuzk running and is this its [daemon] listen address?`;
+    } else if (code === grpc.status.DEADLINE_EXCEEDED) {
+      reason = 'grpc_deadline';
+      text = `${method} ${this.opts.address}: no answer within ${this.opts.timeoutMs} ms`;
+    } else if (code === grpc.status.RESOURCE_EXHAUSTED) {
+      reason = 'grpc_too_large';
+      text = `${method} ${this.opts.address}: answer larger than ${this.opts.maxMessageBytes} bytes (${detail})`;
+    } else if (code === grpc.status.INTERNAL && /parse|deserializ|decode/i.test(detail)) {
+      reason = 'grpc_bad_response';
+      text = `${method} ${this.opts.address}: answer is not a cuzk.v1 message (${detail})`;
+    } else if (code === grpc.status.UNIMPLEMENTED) {
+      text = `${method} ${this.opts.address}: not implemented there (is it cuzk's gRPC address?)`;
+    }
+    this.fail(reason, text);
+  }
+
+  /** One GetMetrics: proof counters and gauges. Never throws. */
+  async pollMetrics(): Promise<void> {
+    this.metricsPolls++;
+    let res: { prometheus_text?: unknown };
+    try {
+      res = await this.call('GetMetrics');
+    } catch (e) {
+      this.setMetricsUp(false);
+      return this.callError('GetMetrics', e);
+    }
+    const text = res?.prometheus_text;
+    if (typeof text !== 'string') {
+      this.setMetricsUp(false);
+      return this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: prometheus_text is not a string`);
+    }
+    const m = parseCuzkMetrics(text);
+    if (m.bad > 0) this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: ${m.bad} unusable sample${m.bad === 1 ? '' : 's'} skipped`);
+    if (m.uptimeSeconds === null) {
+      this.setMetricsUp(false);
+      return this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: no cuzk_uptime_seconds in the answer (not cuzk's metrics text)`);
+    }
+    this.applyMetrics(m);
+    this.setMetricsUp(true);
+  }
+
+  private setMetricsUp(up: boolean): void {
+    if (up && !this.metricsUp) this.log.log('info', `gRPC surface is up: ${this.opts.address}`, true);
+    this.metricsUp = up;
+  }
+
+  /** Applies a parsed GetMetrics answer (also used by tests and the benchmark). */
+  applyMetrics(m: CuzkMetricsText): void {
+    const totals = m.totalCompleted !== null && m.totalFailed !== null ? { c: m.totalCompleted, f: m.totalFailed } : null;
+    const primed = this.prevCompleted !== null;
+    let restarted = false;
+    if (primed) {
+      const down = (cur: Map<string, number>, prev: Map<string, number>) => [...prev].some(([k, v]) => (cur.get(k) ?? 0) < v);
+      if (m.uptimeSeconds! < this.lastUptime) restarted = true;
+      else if (totals && this.lastTotals && (totals.c < this.lastTotals.c || totals.f < this.lastTotals.f)) restarted = true;
+      else if (down(m.completed, this.prevCompleted!) || down(m.failed, this.prevFailed)) restarted = true;
+    }
+    if (restarted) {
+      this.fail('grpc_restart', `cuzk restarted (GetMetrics: uptime ${this.lastUptime}s -> ${m.uptimeSeconds}s or its counters went back); keeping totals, resetting baselines`);
+      this.prevCompleted = new Map();
+      this.prevFailed = new Map();
+    }
+    this.lastUptime = m.uptimeSeconds!;
+    if (totals) this.lastTotals = totals;
+    this.addDeltas(m.completed, primed, this.prevCompleted ?? new Map(), this.kProofsCompleted, (x) => (this.prevCompleted = x));
+    this.addDeltas(m.failed, primed, this.prevFailed, this.kProofsFailed, (x) => (this.prevFailed = x));
+    if (m.queueDepth !== null) this.queueDepthTotal = m.queueDepth;
+    if (m.gpuWorkers !== null) this.gpuWorkers = m.gpuWorkers;
+  }
+
+  private addDeltas(cur: Map<string, number>, primed: boolean, prev: Map<string, number>, into: Float64Array, save: (m: Map<string, number>) => void): void {
+    for (const [kind, n] of cur) {
+      let slot = metricsKindIndex(kind);
+      if (slot < 0) {
+        slot = OTHER_KIND_INDEX;
+        if (!this.unknownKinds.has(kind) && this.unknownKinds.size < LIMITS.kinds) {
+          this.unknownKinds.add(kind);
+          this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteName(kind)}`);
+          this.log.log('warn', `GetMetrics: folded an unknown proof kind into proof_kind="other": ${quoteName(kind)}`);
+        }
+      }
+      const before = prev.get(kind);
+      into[slot] += before === undefined ? (primed ? n : 0) : Math.max(0, n - before);
+    }
+    save(new Map(cur));
+  }
+
+  /** One GetStatus: workers, GPUs, queues. Never throws. */
+  async pollStatus(): Promise<void> {
+    this.statusPolls++;
+    const t0 = hrNowNs();
+    let res: unknown;
+    try {
+      res = await this.call('GetStatus');
+    } catch (e) {
+      this.everStatus = true;
+      this.statusUp = false;
+      return this.callError('GetStatus', e);
+    }
+    const v = validateStatus(res);
+    this.everStatus = true;
+    if (typeof v === 'string') {
+      this.statusUp = false;
+      return this.fail('grpc_bad_response', `GetStatus ${this.opts.address}: ${v}`);
+    }
+    this.applyStatus(v, hrNowNs(), t0);
+    this.statusUp = true;
+  }
+
+  /** Applies a validated GetStatus answer taken at hrtime `t` (tests call it directly). */
+  applyStatus(s: StatusMsg, t: number, _asked = t): void {
+    const n = s.gpus.length;
+    if (n !== this.wBusy.length) this.resize(n);
+    this.workerGpu = s.gpus.map((g) => g.ordinal);
+    for (const g of s.gpus) if (!this.gpuNames.has(g.ordinal) || this.gpuNames.get(g.ordinal) !== g.name) this.gpuNames.set(g.ordinal, g.name);
+    for (let w = 0; w < n; w++) {
+      const g = s.gpus[w];
+      const busy = g.current_job_id !== '';
+      const kind = busy ? this.kindSlot(g.current_proof_kind) : -1;
+      if (busy && kind >= 0) this.rememberKind(g.current_job_id, kind);
+      const was = this.wBusy[w] === 1;
+      const same = was && busy && this.wJob[w] === g.current_job_id;
+      if (was && !same) {
+        // Sampled: credited up to the last sample that saw it running.
+        this.wBusyNs[w] += Math.max(0, this.wSeenUntil[w] - this.wSince[w]);
+        this.wParts[w]++;
+        this.wBusy[w] = 0;
+        this.busyWorkers--;
+      }
+      if (busy && !same) {
+        this.wBusy[w] = 1;
+        this.busyWorkers++;
+        this.wSince[w] = t;
+        this.wJob[w] = g.current_job_id;
+        this.wKind[w] = kind < 0 ? OTHER_KIND_INDEX : kind;
+      }
+      if (!busy) this.wJob[w] = '';
+      if (busy !== was || (busy && !same)) this.claimSince[w] = t;
+      if (busy) this.wSeenUntil[w] = t;
+    }
+    this.queueDepth.fill(0);
+    for (const q of s.queues) this.queueDepth[this.kindSlot(q.proof_kind) < 0 ? OTHER_KIND_INDEX : this.kindSlot(q.proof_kind)] += q.pending;
+    this.queuesKnown = true;
+    this.lastStatusHr = t;
+  }
+
+  private kindSlot(name: string): number {
+    if (name === '') return -1;
+    const k = kindIndex(name);
+    if (k >= 0) return k;
+    if (!this.unknownKinds.has(name) && this.unknownKinds.size < LIMITS.kinds) {
+      this.unknownKinds.add(name);
+      this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteName(name)}`);
+    }
+    return OTHER_KIND_INDEX;
+  }
+
+  private rememberKind(jobId: string, kind: number): void {
+    if (this.kindOfJob.has(jobId)) return;
+    if (this.kindOfJob.size >= KIND_CACHE_MAX) this.kindOfJob.delete(this.kindOfJob.keys().next().value as string);
+    this.kindOfJob.set(jobId, kind);
+  }
+
+  /** The kind cuzk reported for a job a worker ran (-1 if never seen). */
+  kindOf(jobId: string): number {
+    return this.kindOfJob.get(jobId) ?? -1;
+  }
+
+  /** A stable small number for a job id (the model's job handle). */
+  handle(jobId: string): number {
+    let h = this.handles.get(jobId);
+    if (h === undefined) {
+      if (this.handles.size >= KIND_CACHE_MAX) this.handles.delete(this.handles.keys().next().value as string);
+      h = this.nextHandle++;
+      this.handles.set(jobId, h);
+    }
+    return h;
+  }
+
+  private resize(n: number): void {
+    const copy = <T extends Uint8Array | Float64Array | Int16Array>(a: T): T => {
+      const b = new (a.constructor as { new (n: number): T })(n);
+      b.set((a.length > n ? a.subarray(0, n) : a) as never);
+      return b;
+    };
+    // Workers beyond the new count (a restart with fewer): their stints end where last seen.
+    for (let w = n; w < this.wBusy.length; w++) {
+      if (this.wBusy[w]) {
+        this.wBusyNs[w] += Math.max(0, this.wSeenUntil[w] - this.wSince[w]);
+        this.busyWorkers--;
+      }
+    }
+    this.wBusy = copy(this.wBusy);
+    this.wSince = copy(this.wSince);
+    this.wSeenUntil = copy(this.wSeenUntil);
+    this.wBusyNs = copy(this.wBusyNs);
+    this.wParts = copy(this.wParts);
+    this.wKind = copy(this.wKind);
+    this.claimSince = copy(this.claimSince);
+    this.wJob = this.wJob.slice(0, n);
+    while (this.wJob.length < n) this.wJob.push('');
+  }
+
+  /** Sampled: running stints are exposed up to the last GetStatus that saw them. */
+  nowNs(): number {
+    return this.lastStatusHr;
+  }
+
+  claim(id: number): WorkerClaim | null {
+    if (id >= this.wBusy.length || !this.statusUp) return null;
+    return { busy: this.wBusy[id] === 1, sinceHr: this.claimSince[id], untilHr: this.lastStatusHr };
+  }
+}

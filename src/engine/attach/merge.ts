@@ -1,0 +1,527 @@
+/**
+ * The merge and cross-check of cuzk's attached surfaces (DESIGN §7): any non-empty
+ * combination of `/status` (status-surface.ts), gRPC (grpc-surface.ts) and TIMELINE
+ * (timeline-surface.ts) becomes the one StateModel the exporter reads.
+ *
+ * Each area of the model comes from ONE surface, chosen at start from what is attached and
+ * never switched, so a proof or a partition seen by two surfaces is counted once and every
+ * counter is a surface's own monotonic total (kept across daemon restarts and surface loss
+ * by that surface):
+ *
+ *   area                                         best → fallback
+ *   workers (busy, busy seconds, ownership)      timeline (exact) → status (sampled) → grpc (sampled, 5 s)
+ *   partitions (states, GPU/synthesis seconds,   timeline (exact, every kind) → status (partitioned kinds only)
+ *     completed, histograms)
+ *   partitions failed                            status (TIMELINE has no failure line)
+ *   proofs completed / failed                    grpc (cumulative, every kind) → status (partitioned kinds only)
+ *   queue depth by kind                          grpc GetStatus → status
+ *   synthesis slots, memory                      status
+ *   GPU names                                    grpc
+ *   topology (worker id → GPU)                   status → grpc → timeline (GPU unknown)
+ *
+ * Cross-check: a worker one surface says is proving while another says it is idle, both
+ * claims holding over the same moment with `skewToleranceMs` to spare on each side, sets
+ * cuzk_status_mismatch_reason{reason="surfaces_disagree"}. gRPC's idle is never taken as
+ * such a claim: cuzk's finalizer clears current_job unconditionally there, so a worker on
+ * its next partition can read idle (a known lie of that surface, not a contradiction).
+ * /status saying idle while TIMELINE or gRPC says proving — cuzk's PoSt blind spot, or the
+ * historical bug — is exactly what this exists to show.
+ */
+import type { ErrorCounts } from '../error-counts';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES } from '../kinds';
+import type { MetricsSource } from '../source';
+import { GpuInfo, ModelObserver, StateModel, Topology } from '../state-model';
+import type { Logger } from '../../util/logger';
+import { GrpcSurface } from './grpc-surface';
+import { StatusSurface } from './status-surface';
+import { Surface, SurfaceName, ThrottledLog, WorkerClaim, hrNowNs } from './surface';
+import { TimelineSurface } from './timeline-surface';
+
+export interface MergeOptions {
+  statusUrl?: string;
+  grpcAddress?: string;
+  timelineFile?: string;
+  pollIntervalMs: number;
+  /** GetStatus interval (cuzk runs nvidia-smi per call). */
+  grpcStatusIntervalMs: number;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  logger: Logger;
+  /** Both contradicting claims must hold this long around a common moment (default max(2 s, 2 polls)). */
+  skewToleranceMs?: number;
+  /** TIMELINE file poll (default 100 ms), standard-input stand-in and limits (tests). */
+  timeline?: { pollMs?: number; stdin?: import('node:stream').Readable; maxLineBytes?: number; catchUpBytes?: number };
+}
+
+export interface Disagreement {
+  worker: number;
+  gpu: number;
+  /** The surface that says the worker proves, and the one that says idle. */
+  busy_per: SurfaceName;
+  idle_per: SurfaceName;
+  /** Seconds both claims have held together. */
+  overlap_secs: number;
+}
+
+export interface SurfaceState {
+  name: SurfaceName;
+  target: string;
+  up: boolean;
+}
+
+type WorkerDriver = 'timeline' | 'status' | 'grpc';
+
+/** Forwards one surface's histogram observations to the exporter's observer (set later by Telemetry). */
+function forwardTo(model: StateModel): ModelObserver {
+  return {
+    partitionGpu: (k, s, j, p) => model.observer?.partitionGpu(k, s, j, p),
+    partitionFinalize: (k, s) => model.observer?.partitionFinalize?.(k, s),
+    partitionSynthesis: (k, s, j, p) => model.observer?.partitionSynthesis(k, s, j, p),
+    proofDone: () => {},
+    queueWait: () => {},
+    gpuIdleGap: () => {},
+  };
+}
+
+export class MergedAttachSource implements MetricsSource {
+  readonly model = new StateModel();
+  readonly source = 'attach' as const;
+  readonly backend = 'cuzk';
+  readonly status: StatusSurface | null;
+  readonly grpc: GrpcSurface | null;
+  readonly timeline: TimelineSurface | null;
+  readonly surfaces: Surface[];
+  readonly workerDriver: WorkerDriver;
+  readonly partitionDriver: 'timeline' | 'status' | null;
+  readonly proofsDriver: 'grpc' | 'status' | null;
+  private readonly errors: ErrorCounts;
+  private readonly tolNs: number;
+  private readonly log: ThrottledLog;
+  private disagreements: Disagreement[] = [];
+  private disagreeSince = 0;
+  private readonly outOfRange = new Set<number>();
+  private slotById = new Map<number, number>();
+  private statusSlotById = new Map<number, number>();
+  private statusTopoVersion = -1;
+
+  constructor(private readonly opts: MergeOptions) {
+    this.errors = this.model.errors;
+    const common = { errors: this.errors, logger: opts.logger };
+    this.status = opts.statusUrl
+      ? new StatusSurface({ url: opts.statusUrl, pollIntervalMs: opts.pollIntervalMs, timeoutMs: opts.timeoutMs, maxBodyBytes: opts.maxBodyBytes, ...common })
+      : null;
+    this.grpc = opts.grpcAddress
+      ? new GrpcSurface({
+          address: opts.grpcAddress,
+          pollIntervalMs: opts.pollIntervalMs,
+          statusIntervalMs: opts.grpcStatusIntervalMs,
+          timeoutMs: opts.timeoutMs,
+          maxMessageBytes: opts.maxBodyBytes,
+          ...common,
+        })
+      : null;
+    this.timeline = opts.timelineFile !== undefined ? new TimelineSurface({ path: opts.timelineFile, ...common, ...(opts.timeline ?? {}) }) : null;
+    this.surfaces = [this.grpc, this.status, this.timeline].filter((s): s is NonNullable<typeof s> => s !== null);
+    if (this.surfaces.length === 0) throw new Error('attach needs at least one of --cuzk.status-url, --cuzk.grpc-address, --cuzk.timeline-file');
+    this.workerDriver = this.timeline ? 'timeline' : this.status ? 'status' : 'grpc';
+    this.partitionDriver = this.timeline ? 'timeline' : this.status ? 'status' : null;
+    this.proofsDriver = this.grpc ? 'grpc' : this.status ? 'status' : null;
+    this.tolNs = (opts.skewToleranceMs ?? Math.max(2000, 2 * opts.pollIntervalMs)) * 1e6;
+    this.log = new ThrottledLog(opts.logger, { surface: 'merge' });
+
+    const fwd = forwardTo(this.model);
+    if (this.status) this.status.model.observer = this.partitionDriver === 'status' ? fwd : null;
+    if (this.timeline) {
+      this.timeline.observer = fwd;
+      this.timeline.resolver = (id) => {
+        const k = this.status?.kindOf(id) ?? -1;
+        return k >= 0 ? k : (this.grpc?.kindOf(id) ?? -1);
+      };
+    }
+    this.model.up = false;
+    this.model.setTopology({ gpus: [], workers: [], lockEvents: false }, hrNowNs());
+  }
+
+  start(): void {
+    for (const s of this.surfaces) s.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.surfaces.map((s) => s.stop()));
+  }
+
+  /** Surfaces attached, sorted by name, with their state now. */
+  surfaceStates(): SurfaceState[] {
+    return this.surfaces.map((s) => ({ name: s.name, target: s.target, up: s.up }));
+  }
+
+  /** The build_info `surfaces` label: names sorted and comma-joined. */
+  surfaceNames(): string {
+    return this.surfaces.map((s) => s.name).join(',');
+  }
+
+  // ---- composition ----
+
+  /** Composes the model from the surfaces, as of now (cheap: O(workers + kinds)). */
+  refresh(): void {
+    const m = this.model;
+    this.timeline?.resolvePending();
+    this.composeTopology();
+    this.composeWorkers();
+    this.composePartitions();
+    // Proofs.
+    if (this.proofsDriver === 'grpc') {
+      m.kProofsCompleted.set(this.grpc!.kProofsCompleted);
+      m.kProofsFailed.set(this.grpc!.kProofsFailed);
+    } else if (this.proofsDriver === 'status') {
+      const s = this.status!.model;
+      m.kProofsCompleted.set(s.kProofsCompleted);
+      m.kProofsFailed.set(s.kProofsFailed);
+      m.kProofsCancelled.set(s.kProofsCancelled);
+    }
+    // Queue depth, synthesis, memory.
+    if (this.grpc) {
+      if (this.grpc.queuesKnown) m.kQueueDepth.set(this.grpc.queueDepth);
+    } else if (this.status) m.kQueueDepth.set(this.status.model.kQueueDepth);
+    if (this.status) {
+      const s = this.status.model;
+      m.synthActive = s.synthActive;
+      m.synthMax = s.synthMax;
+      m.memoryBudgetBytes = s.memoryBudgetBytes;
+      m.memoryUsedBytes = s.memoryUsedBytes;
+      m.eventsDropped = s.eventsDropped;
+    }
+    m.eventsTotal = (this.timeline?.eventsTotal ?? 0) + (this.status?.model.eventsTotal ?? 0) + (this.grpc ? this.grpc.statusPolls + this.grpc.metricsPolls : 0);
+    m.up = this.surfaces.every((s) => s.up);
+    this.crossCheck();
+  }
+
+  private composeTopology(): void {
+    const m = this.model;
+    let workers: { id: number; gpu: number }[] = [];
+    const st = this.status?.model;
+    if (st && st.topology.workers.length > 0) workers = st.topology.workers.map((w) => ({ id: w.id, gpu: w.gpu }));
+    else if (this.grpc && this.grpc.workerGpu.length > 0) workers = this.grpc.workerGpu.map((gpu, id) => ({ id, gpu }));
+    else if (this.timeline) workers = this.timeline.workerIds().map((id) => ({ id, gpu: -1 }));
+    const authoritative = (st && st.topology.workers.length > 0) || (this.grpc && this.grpc.workerGpu.length > 0);
+    if (authoritative && this.timeline) {
+      // TIMELINE workers the daemon does not have: counted once, ignored.
+      const ids = new Set(workers.map((w) => w.id));
+      for (const id of this.timeline.workerIds()) {
+        if (!ids.has(id) && !this.outOfRange.has(id) && this.outOfRange.size < 4096) {
+          this.outOfRange.add(id);
+          this.errors.inc('timeline_worker_out_of_range', `TIMELINE names worker ${id}, which the daemon does not report`);
+          this.log.log('warn', `TIMELINE names worker ${id}, which the daemon does not report; ignored`);
+        }
+      }
+    }
+    const ordinals = new Set<number>();
+    for (const w of workers) if (w.gpu >= 0) ordinals.add(w.gpu);
+    const known = new Map<number, GpuInfo>();
+    for (const g of st?.topology.gpus ?? []) known.set(g.ordinal, g);
+    const gpus: GpuInfo[] = [...ordinals].sort((a, b) => a - b).map((o) => {
+      const name = this.grpc?.gpuNames.get(o);
+      const prev = known.get(o);
+      return { ordinal: o, name: name ?? prev?.name ?? 'unknown', uuid: prev?.uuid, pciBusId: prev?.pciBusId };
+    });
+    const topology: Topology = { gpus, workers, lockEvents: false };
+    const before = m.topologyVersion;
+    m.setTopology(topology, hrNowNs());
+    if (m.topologyVersion !== before || this.slotById.size !== m.topology.workers.length) {
+      this.slotById = new Map(m.topology.workers.map((w, i) => [w.id, i]));
+    }
+    if (st && st.topologyVersion !== this.statusTopoVersion) {
+      this.statusTopoVersion = st.topologyVersion;
+      this.statusSlotById = new Map(st.topology.workers.map((w, i) => [w.id, i]));
+    }
+  }
+
+  private composeWorkers(): void {
+    const m = this.model;
+    const n = m.topology.workers.length;
+    let busy = 0;
+    let owned = 0;
+    for (let i = 0; i < n; i++) {
+      const id = m.topology.workers[i].id;
+      let b = 0;
+      let since = 0;
+      let pick = 0;
+      let busyNs = m.wBusyNs[i];
+      let parts = m.wPartitions[i];
+      let job = 0;
+      let part = -1;
+      let kind = -1;
+      let oJob = 0;
+      let oPart = -1;
+      if (this.workerDriver === 'timeline') {
+        const t = this.timeline!;
+        if (id < t.wSeen.length) {
+          b = t.wBusy[id];
+          since = t.wSince[id];
+          pick = t.wPick[id];
+          busyNs = t.wBusyNs[id];
+          parts = t.wParts[id];
+          const own = t.wOwnJob[id];
+          if (own) {
+            job = own.handle;
+            part = t.wOwnPart[id];
+            kind = own.kind >= 0 ? own.kind : OTHER_KIND_INDEX;
+            oJob = job;
+            oPart = part;
+          }
+        }
+      } else if (this.workerDriver === 'status') {
+        const s = this.status!.model;
+        const j = this.statusSlotById.get(id);
+        if (j !== undefined) {
+          b = s.wBusy[j];
+          since = s.wSinceNs[j];
+          pick = s.wPickNs[j];
+          busyNs = s.wBusyNs[j];
+          parts = s.wPartitions[j];
+          job = s.wJob[j];
+          part = s.wPartition[j];
+          kind = s.wKind[j];
+          oJob = s.oJob[j];
+          oPart = s.oPart[j];
+        }
+      } else {
+        const g = this.grpc!;
+        if (id < g.wBusy.length) {
+          b = g.wBusy[id];
+          since = g.wSince[id];
+          pick = g.wSince[id];
+          busyNs = g.wBusyNs[id];
+          parts = g.wParts[id];
+          if (b) {
+            job = g.handle(g.wJob[id]);
+            part = 0;
+            kind = g.wKind[id];
+          }
+        }
+      }
+      m.wBusy[i] = b;
+      m.wSinceNs[i] = since;
+      m.wPickNs[i] = pick;
+      if (busyNs > m.wBusyNs[i]) m.wBusyNs[i] = busyNs;
+      if (parts > m.wPartitions[i]) m.wPartitions[i] = parts;
+      m.wJob[i] = job;
+      m.wPartition[i] = part;
+      m.wKind[i] = kind;
+      m.oJob[i] = oJob;
+      m.oPart[i] = oPart;
+      busy += b;
+      if (oPart >= 0) owned++;
+    }
+    m.busyWorkers = busy;
+    m.ownedCount = owned;
+  }
+
+  private composePartitions(): void {
+    const m = this.model;
+    if (this.partitionDriver === 'timeline') {
+      const t = this.timeline!;
+      m.kLive.set(t.kLive);
+      m.kGpuNs.set(t.kGpuNs);
+      m.kSynthNs.set(t.kSynthNs);
+      m.kPartsCompleted.set(t.kParts);
+      if (this.status) m.kPartsFailed.set(this.status.model.kPartsFailed);
+    } else if (this.partitionDriver === 'status') {
+      const s = this.status!.model;
+      m.kLive.set(s.kLive);
+      m.kGpuNs.set(s.kGpuNs);
+      m.kSynthNs.set(s.kSynthNs);
+      m.kFinalizeNs.set(s.kFinalizeNs);
+      m.kPartsCompleted.set(s.kPartsCompleted);
+      m.kPartsFailed.set(s.kPartsFailed);
+    }
+  }
+
+  // ---- cross-check ----
+
+  private claims(id: number): Partial<Record<SurfaceName, WorkerClaim | null>> {
+    return {
+      status: this.status?.claim(id, (x) => this.statusSlotById.get(x) ?? -1) ?? null,
+      grpc: this.grpc?.claim(id) ?? null,
+      timeline: this.timeline?.claim(id) ?? null,
+    };
+  }
+
+  /** Both claims hold around one moment x with the tolerance on each side of the idle one. */
+  private overlap(idle: WorkerClaim, busy: WorkerClaim): number {
+    const lo = Math.max(busy.sinceHr, idle.sinceHr + this.tolNs);
+    const hi = Math.min(busy.untilHr, idle.untilHr - this.tolNs);
+    return hi >= lo ? Math.min(busy.untilHr, idle.untilHr) - Math.max(busy.sinceHr, idle.sinceHr) : -1;
+  }
+
+  private crossCheck(): void {
+    const m = this.model;
+    if (this.surfaces.length < 2) {
+      m.setMismatchReason('surfaces_disagree', false);
+      return;
+    }
+    const out: Disagreement[] = [];
+    // (says idle, says busy): gRPC's idle is not a claim (its unconditional clear).
+    const pairs: [SurfaceName, SurfaceName][] = [
+      ['status', 'timeline'],
+      ['status', 'grpc'],
+      ['timeline', 'status'],
+      ['timeline', 'grpc'],
+    ];
+    const workers = m.topology.workers;
+    for (let i = 0; i < workers.length; i++) {
+      const c = this.claims(workers[i].id);
+      for (const [idleBy, busyBy] of pairs) {
+        const I = c[idleBy];
+        const B = c[busyBy];
+        if (!I || !B || I.busy || !B.busy) continue;
+        const o = this.overlap(I, B);
+        if (o >= 0) {
+          out.push({ worker: workers[i].id, gpu: workers[i].gpu, busy_per: busyBy, idle_per: idleBy, overlap_secs: o / 1e9 });
+          break;
+        }
+      }
+    }
+    const was = this.disagreements.length > 0;
+    this.disagreements = out;
+    m.setMismatchReason('surfaces_disagree', out.length > 0);
+    if (out.length > 0 && !was) {
+      this.disagreeSince = Date.now();
+      const d = out[0];
+      this.log.log('warn', `surfaces disagree: worker ${d.worker} is proving per ${d.busy_per} but idle per ${d.idle_per}${out.length > 1 ? ` (+${out.length - 1} more workers)` : ''}`, true);
+    }
+  }
+
+  /** The workers the surfaces disagree on now (for /status and the page). */
+  currentDisagreements(): Disagreement[] {
+    return this.disagreements;
+  }
+
+  // ---- MetricsSource ----
+
+  nowNs(): number {
+    if (this.workerDriver === 'timeline') return this.timeline!.nowNs();
+    if (this.workerDriver === 'status') return this.status!.attach.nowNs();
+    return this.grpc!.nowNs();
+  }
+
+  jobId(handle: number): string | undefined {
+    if (this.partitionDriver === 'timeline') {
+      for (const j of this.timeline!.jobs.values()) if (j.handle === handle) return j.id;
+      return undefined;
+    }
+    if (this.partitionDriver === 'status') return this.status!.attach.jobId(handle);
+    return undefined;
+  }
+
+  snapshotAgeSeconds(): number {
+    const now = hrNowNs();
+    if (this.workerDriver === 'timeline') return Math.max(0, (now - this.timeline!.readUntilHr()) / 1e9);
+    if (this.workerDriver === 'status') return this.status!.attach.snapshotAgeSeconds();
+    const g = this.grpc!.lastStatusHr;
+    return g > 0 ? (now - g) / 1e9 : 0;
+  }
+
+  ready(): { ok: boolean; reason: string } {
+    const down = this.surfaces.filter((s) => !s.up);
+    if (down.length > 0) return { ok: false, reason: `${down.map((s) => s.name).join(', ')} not up: ${this.errors.lastMessage ?? 'no answer yet'}` };
+    const onlyTimeline = this.surfaces.length === 1 && this.timeline !== null;
+    if (!onlyTimeline && this.model.topology.workers.length === 0) return { ok: false, reason: 'the daemon reports no GPU workers' };
+    return { ok: true, reason: '' };
+  }
+
+  /**
+   * The /status document: cuzk's own snapshot when /status drives the workers (attached
+   * without TIMELINE); otherwise the same shape built from the merged model, with /status'
+   * sections (memory, synthesis, counters...) where it is attached. Either way with
+   * `surfaces` and `surfaces_disagree` added.
+   */
+  statusBody(): Record<string, unknown> | null {
+    const extra = { surfaces: this.surfaceStates(), surfaces_disagree: this.disagreements };
+    if (this.workerDriver === 'status') {
+      const b = this.status!.attach.statusBody();
+      return b ? { ...b, ...extra } : { ...extra };
+    }
+    const m = this.model;
+    const now = this.nowNs();
+    const base = this.status?.attach.statusBody() ?? {};
+    const jobsByHandle = new Map<number, string>();
+    const pipelines: Record<string, unknown>[] = [];
+    if (this.timeline) {
+      const lastMs = this.timeline.lastOffsetMs;
+      for (const j of this.timeline.jobs.values()) {
+        jobsByHandle.set(j.handle, j.id);
+        let total = 0;
+        for (const k of j.parts.keys()) if (k + 1 > total) total = k + 1;
+        const partitions: Record<string, unknown>[] = [];
+        let done = 0;
+        for (let i = 0; i < total; i++) {
+          const p = j.parts.get(i);
+          const state = p && p.state >= 0 ? p.state : 0;
+          if (state === PART_DONE || state === PART_FAILED) done++;
+          const name = state === PART_FINALIZING ? 'gpu' : PARTITION_STATES[state];
+          const entry: Record<string, unknown> = { index: i, state: name, synth_ms: p && p.synthMs >= 0 ? p.synthMs : null, gpu_ms: p && p.gpuMs >= 0 ? p.gpuMs : null };
+          if (state === PART_FINALIZING) entry.finalizing = true;
+          if (p && p.worker >= 0) entry.worker_id = p.worker;
+          partitions.push(entry);
+        }
+        pipelines.push({
+          job_id: j.id,
+          proof_kind: j.kind >= 0 ? KIND_LABELS[j.kind] : 'unknown',
+          started_secs_ago: Math.max(0, (lastMs - j.firstMs) / 1000),
+          total_partitions: total,
+          partitions_done: done,
+          partitions,
+        });
+      }
+    }
+    const gpuWorkers = m.topology.workers.map((w, i) => {
+      const busy = m.wBusy[i] === 1;
+      let job: string | null = null;
+      if (busy) job = jobsByHandle.get(m.wJob[i]) ?? (this.workerDriver === 'grpc' ? (this.grpc!.wJob[w.id] || null) : null);
+      return {
+        worker_id: w.id,
+        gpu_ordinal: w.gpu,
+        state: busy ? 'proving' : 'idle',
+        current_job: busy ? job : null,
+        current_partition: busy ? m.wPartition[i] : null,
+        busy_secs: busy ? Math.max(0, now - m.wSinceNs[i]) / 1e9 : null,
+        current_kind: busy && m.wKind[i] >= 0 ? KIND_LABELS[m.wKind[i]] : null,
+      };
+    });
+    const uptime =
+      typeof base.uptime_secs === 'number' ? base.uptime_secs : this.timeline && this.timeline.lastOffsetMs >= 0 ? this.timeline.lastOffsetMs / 1000 : 0;
+    const counters =
+      base.counters ??
+      (this.grpc
+        ? {
+            total_completed: sum(this.grpc.kProofsCompleted),
+            total_failed: sum(this.grpc.kProofsFailed),
+            completed_by_kind: perKind(this.grpc.kProofsCompleted),
+            failed_by_kind: perKind(this.grpc.kProofsFailed),
+            queue_depth: this.grpc.queueDepthTotal,
+          }
+        : undefined);
+    return {
+      ...base,
+      uptime_secs: uptime,
+      pipelines,
+      gpu_workers: gpuWorkers,
+      ...(counters ? { counters } : {}),
+      ...(this.grpc ? { gpus: m.topology.gpus.map((g) => ({ ordinal: g.ordinal, name: g.name })) } : {}),
+      ...extra,
+    };
+  }
+}
+
+function sum(a: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i];
+  return s;
+}
+
+function perKind(a: ArrayLike<number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (let k = 0; k < KIND_SLOTS; k++) if (a[k] || k < OTHER_KIND_INDEX) out[KIND_LABELS[k]] = a[k];
+  return out;
+}

@@ -1,0 +1,119 @@
+/**
+ * The HTTP `/status` surface (DESIGN §7a): cuzk's optional `status_listen` JSON snapshot,
+ * polled. The polling, validation and snapshot-to-model logic is AttachSource
+ * (../attach-source.ts, the original single-surface attach); this wraps it as one surface
+ * of the merge and adds what the merge needs from it: per-worker claims for the cross-check
+ * and the proof kind of each job it has seen (for TIMELINE's kind-less partitioned jobs).
+ *
+ * Blind spot, kept visible: only partitioned PoRep C2 / SnapDeals jobs are registered here.
+ * WindowPoSt and WinningPoSt never appear, never mark a worker proving, and are not in its
+ * counters.
+ */
+import { AttachSource } from '../attach-source';
+import type { ErrorCounts } from '../error-counts';
+import { OTHER_KIND_INDEX, kindIndex } from '../kinds';
+import type { Logger } from '../../util/logger';
+import type { Surface, WorkerClaim } from './surface';
+
+export interface StatusSurfaceOptions {
+  url: string;
+  pollIntervalMs: number;
+  timeoutMs: number;
+  maxBodyBytes: number;
+  errors: ErrorCounts;
+  logger: Logger;
+}
+
+const KIND_CACHE_MAX = 10_000;
+
+export class StatusSurface implements Surface {
+  readonly name = 'status' as const;
+  readonly target: string;
+  readonly attach: AttachSource;
+  /** job_id -> kind slot, from the pipelines seen (kept after a job ages out, bounded). */
+  private readonly kindOfJob = new Map<string, number>();
+  /** Per worker id: since when (hrtime) the snapshots show it idle. */
+  private readonly idleSince = new Map<number, number>();
+  /** Called after every poll (tests, the page). */
+  onPoll: ((ok: boolean) => void) | null = null;
+
+  constructor(opts: StatusSurfaceOptions) {
+    this.target = opts.url;
+    this.attach = new AttachSource({
+      url: opts.url,
+      pollIntervalMs: opts.pollIntervalMs,
+      timeoutMs: opts.timeoutMs,
+      maxBodyBytes: opts.maxBodyBytes,
+      logger: opts.logger,
+      errors: opts.errors,
+    });
+    this.attach.onPoll = (ok) => {
+      if (ok) this.afterPoll();
+      this.onPoll?.(ok);
+    };
+  }
+
+  get up(): boolean {
+    return this.attach.model.up;
+  }
+
+  get model() {
+    return this.attach.model;
+  }
+
+  start(): void {
+    this.attach.start();
+  }
+
+  stop(): Promise<void> {
+    return this.attach.stop();
+  }
+
+  pollOnce(): Promise<void> {
+    return this.attach.pollOnce();
+  }
+
+  /** Feeds a parsed body directly (tests), as a successful poll at hrtime `nowNs`. */
+  applyBody(body: unknown, nowNs?: number): void {
+    this.attach.applyBody(body, nowNs);
+    this.afterPoll();
+  }
+
+  private afterPoll(): void {
+    const body = this.attach.statusBody();
+    const pipelines = Array.isArray(body?.pipelines) ? (body!.pipelines as unknown[]) : [];
+    for (const p of pipelines) {
+      const id = (p as { job_id?: unknown })?.job_id;
+      const kind = (p as { proof_kind?: unknown })?.proof_kind;
+      if (typeof id !== 'string' || typeof kind !== 'string' || this.kindOfJob.has(id)) continue;
+      if (this.kindOfJob.size >= KIND_CACHE_MAX) this.kindOfJob.delete(this.kindOfJob.keys().next().value as string);
+      const k = kindIndex(kind);
+      this.kindOfJob.set(id, k < 0 ? OTHER_KIND_INDEX : k);
+    }
+    const m = this.attach.model;
+    const t = this.attach.nowNs();
+    const ids = new Set<number>();
+    m.topology.workers.forEach((w, slot) => {
+      ids.add(w.id);
+      if (m.wBusy[slot]) this.idleSince.delete(w.id);
+      else if (!this.idleSince.has(w.id)) this.idleSince.set(w.id, t);
+    });
+    for (const id of this.idleSince.keys()) if (!ids.has(id)) this.idleSince.delete(id);
+  }
+
+  /** The kind /status gave a job (-1 if it never listed it). */
+  kindOf(jobId: string): number {
+    return this.kindOfJob.get(jobId) ?? -1;
+  }
+
+  /** What the last snapshot says about worker `id` (null if none, or the surface is down). */
+  claim(id: number, slotOf: (id: number) => number): WorkerClaim | null {
+    const m = this.attach.model;
+    if (!m.up) return null;
+    const slot = slotOf(id);
+    if (slot < 0) return null;
+    const until = this.attach.nowNs();
+    if (m.wBusy[slot]) return { busy: true, sinceHr: m.wSinceNs[slot], untilHr: until };
+    return { busy: false, sinceHr: this.idleSince.get(id) ?? until, untilHr: until };
+  }
+}
