@@ -116,6 +116,8 @@ export interface JobState {
    * record), NaN where unknown; finalize time = GPU-stage ns at the end minus this.
    */
   kernelNs: Float64Array;
+  /** Per partition: the worker slot that picked it up (last seen doing so), -1 if none. */
+  ranBy: Int16Array;
   submittedNs: number;
   finished: boolean;
 }
@@ -437,6 +439,7 @@ export class StateModel {
             if (this.oPart[w] < 0) this.ownedCount++;
             this.oJob[w] = job.handle;
             this.oPart[w] = p;
+            job.ranBy[p] = w;
           }
         } else if (next === PART_DONE || next === PART_FAILED) {
           if (this.ownedCount > 0) this.endOwned(job.handle, p, w);
@@ -451,6 +454,11 @@ export class StateModel {
           if (prev === PART_GPU) job.kernelNs[p] = ns;
         } else if ((prev === PART_GPU || prev === PART_FINALIZING) && (next === PART_DONE || next === PART_FAILED)) {
           // The GPU stage includes the finalize tail (as cuzk's gpu_ms and CTRK_GPU_NS do).
+          // The worker that ran it finished one more partition (as CTRW_PARTITIONS counts: at
+          // the partition's end, whatever the worker owns by then). The end record names it
+          // (native engine); otherwise the worker seen picking it up (snapshots).
+          const ran = w < this.wPartitions.length ? w : job.ranBy[p];
+          if (ran >= 0 && ran < this.wPartitions.length) this.wPartitions[ran]++;
           this.kGpuNs[k] += ns;
           this.observer?.partitionGpu(k, ns / NS_PER_S, job.handle, p);
           const kernel = job.kernelNs[p];
@@ -473,16 +481,17 @@ export class StateModel {
             this.busyWorkers++;
             this.wBusy[w] = 1;
             this.wSinceNs[w] = t;
-          } else if (!resync) {
-            // Busy while busy: ownership moves to the new partition, the stint continues
-            // (busy_since unchanged); the partition it leaves is handed back.
-            this.wPartitions[w]++;
-          } else {
+          } else if (resync) {
             this.wSinceNs[w] = t;
           }
+          // (busy while busy: ownership moves to the new partition, the stint continues,
+          // busy_since unchanged)
           this.wPickNs[w] = t;
           this.wJob[w] = readU64(v, off + EV_OFF_JOB);
-          this.wPartition[w] = v.getUint32(off + EV_OFF_PARTITION, true);
+          const pp = v.getUint32(off + EV_OFF_PARTITION, true);
+          this.wPartition[w] = pp;
+          const picked = this.jobs.get(this.wJob[w]);
+          if (picked && pp < picked.ranBy.length) picked.ranBy[pp] = w;
           const kind = v.getUint8(off + EV_OFF_KIND);
           this.wKind[w] = kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX;
         } else {
@@ -493,7 +502,6 @@ export class StateModel {
           this.wKind[w] = -1;
           if (resync) return;
           this.wBusyNs[w] += readU64(v, off + EV_OFF_VALUE);
-          this.wPartitions[w]++;
         }
         return;
       }
@@ -527,6 +535,7 @@ export class StateModel {
           kind: kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX,
           states: new Uint8Array(n), // all PART_PENDING (0)
           kernelNs: new Float64Array(n).fill(NaN),
+          ranBy: new Int16Array(n).fill(-1),
           submittedNs: t,
           finished: false,
         };

@@ -18,7 +18,7 @@ describe('StateModel from a scripted event sequence', () => {
     // current partition: since its own pickup, not since the stint began
     expect(m.workerStintSecondsAt(0, now)).toBeCloseTo(0.013, 12);
     expect(m.workerStintSecondsAt(1, now)).toBeCloseTo(0.008, 12);
-    expect(m.wPartitions[0]).toBe(3); // job 1 p0, job 2 p0, job 5 p0 (handed back at the move)
+    expect(m.wPartitions[0]).toBe(3); // job 1 p0, job 2 p0, job 5 p0 (ended while it owned p1)
     expect(m.wPartitions[1]).toBe(1);
   });
 
@@ -118,7 +118,7 @@ describe('status mismatch: only certain contradictions (split proving is not one
     b.apply([ev.finalizing(35, 0, 0, 7, SNAP, 2, 14), ev.end(40, 0, 0, 7, SNAP, 2, 4, 19), ev.idle(40, 0, 0, 7, SNAP, 2, 30)]);
     expect([m.wBusy[0], m.oPart[0], m.busyWorkers]).toEqual([0, -1, 1]);
     expect(m.wBusyNs[0]).toBe(30);
-    expect(m.wPartitions[0]).toBe(2); // partition 0 handed back at the move, partition 2 at the end
+    expect(m.wPartitions[0]).toBe(2); // partitions 0 and 2, counted at their ends
     expect(m.kFinalizeNs[SNAP]).toBe(10 + 5);
     expect(reasons(b)).toEqual([false, false, false]);
   });
