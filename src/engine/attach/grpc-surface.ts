@@ -337,7 +337,7 @@ export class GrpcSurface implements Surface {
     } else if (code === grpc.status.RESOURCE_EXHAUSTED) {
       reason = 'grpc_too_large';
       text = `${method} ${this.opts.address}: answer larger than ${this.opts.maxMessageBytes} bytes (${detail})`;
-    } else if (code === grpc.status.INTERNAL && /parse|deserializ|decode/i.test(detail)) {
+    } else if (code === grpc.status.INTERNAL && /pars(e|ing)|deserializ|decod/i.test(detail)) {
       reason = 'grpc_bad_response';
       text = `${method} ${this.opts.address}: answer is not a cuzk.v1 message (${detail})`;
     } else if (code === grpc.status.UNIMPLEMENTED) {
