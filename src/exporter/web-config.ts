@@ -574,15 +574,17 @@ export class WebConfigHolder {
   constructor(
     cfg: WebConfig | undefined,
     private readonly log: Logger,
-    opts: { maxPendingBcrypt?: number; checkEveryMs?: number } = {},
+    opts: { maxPendingBcrypt?: number; checkEveryMs?: number; failureDelayMs?: number } = {},
   ) {
     this.cfg = cfg ?? { headers: {}, http2: true, warnings: [], files: [] };
+    this.failureDelayMs = opts.failureDelayMs ?? 250;
     this.pool = new BcryptPool(opts.maxPendingBcrypt ?? 16);
     this.checkEveryMs = opts.checkEveryMs ?? 100;
     this.signature = fileSignature(this.cfg.files);
     this.apply(this.cfg);
   }
   private readonly checkEveryMs: number;
+  private readonly failureDelayMs: number;
 
   get current(): WebConfig {
     return this.cfg;
@@ -646,8 +648,17 @@ export class WebConfigHolder {
     return this.auth !== null;
   }
 
-  authorize(header: string | undefined): Promise<AuthResult> {
-    return this.auth ? this.auth.check(header) : Promise.resolve('ok');
+  /**
+   * Checks credentials. A failed check with credentials given (wrong password, or the
+   * bcrypt queue full) is answered after `failureDelayMs` (a timer, no CPU), as login
+   * throttles do: a client retrying wrong passwords in a loop gets at most one answer per
+   * delay per connection, so it cannot turn cheap refusals into a request flood.
+   */
+  async authorize(header: string | undefined): Promise<AuthResult> {
+    if (!this.auth) return 'ok';
+    const r = await this.auth.check(header);
+    if (r !== 'ok' && header && this.failureDelayMs > 0) await new Promise((done) => setTimeout(done, this.failureDelayMs));
+    return r;
   }
 
   close(): Promise<void> {
