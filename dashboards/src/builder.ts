@@ -4,11 +4,27 @@
  * with these is importable into any Grafana without editing UIDs.
  */
 
+import type {
+  GrafanaFieldConfig,
+  GrafanaOverride,
+  GrafanaPanel,
+  GrafanaRow,
+  GrafanaVariable,
+  QueryVariableJson,
+  StatPanelOptions,
+  StateTimelineFieldCustom,
+  StateTimelinePanelOptions,
+  TableFieldCustom,
+  TablePanelOptions,
+  TimeseriesFieldCustom,
+  TimeseriesPanelOptions,
+} from './grafana-types';
+
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
 export const DATASOURCE_VAR = 'datasource';
-export const DS: JsonObject = { type: 'prometheus', uid: '${' + DATASOURCE_VAR + '}' };
+export const DS = { type: 'prometheus', uid: '${' + DATASOURCE_VAR + '}' };
 
 export interface TargetOptions {
   legend?: string;
@@ -18,6 +34,8 @@ export interface TargetOptions {
   table?: boolean;
   /** Grafana's minimum step (e.g. "15s"). */
   interval?: string;
+  /** Also query the series' exemplars (Prometheus with exemplar storage) and show them. */
+  exemplar?: boolean;
 }
 
 export interface Target {
@@ -27,7 +45,7 @@ export interface Target {
 
 export const q = (expr: string, opts: TargetOptions = {}): Target => ({ expr, opts });
 
-function renderTargets(targets: Target[]): Json[] {
+function renderTargets(targets: Target[]): JsonObject[] {
   return targets.map((t, i) => {
     const o: JsonObject = {
       datasource: DS,
@@ -40,6 +58,7 @@ function renderTargets(targets: Target[]): Json[] {
     };
     if (t.opts.table) o.format = 'table';
     if (t.opts.interval) o.interval = t.opts.interval;
+    if (t.opts.exemplar) o.exemplar = true;
     return o;
   });
 }
@@ -63,11 +82,11 @@ export interface FieldOptions {
   thresholds?: Threshold[];
   mappings?: ValueMapping[];
   /** Grafana color mode: "palette-classic" (default for graphs) or "thresholds". */
-  colorMode?: string;
+  colorMode?: NonNullable<GrafanaFieldConfig['color']>['mode'];
 }
 
 function fieldDefaults(f: FieldOptions, custom: JsonObject): JsonObject {
-  const d: JsonObject = {
+  const d = {
     color: { mode: f.colorMode ?? 'palette-classic' },
     custom,
     mappings: f.mappings?.length
@@ -84,7 +103,7 @@ function fieldDefaults(f: FieldOptions, custom: JsonObject): JsonObject {
       mode: 'absolute',
       steps: (f.thresholds ?? [{ value: null, color: 'green' }]).map((t) => ({ color: t.color, value: t.value })),
     },
-  };
+  } satisfies GrafanaFieldConfig as JsonObject;
   if (f.unit !== undefined) d.unit = f.unit;
   if (f.min !== undefined) d.min = f.min;
   if (f.max !== undefined) d.max = f.max;
@@ -106,7 +125,7 @@ interface Common {
   w?: number;
   h?: number;
   field?: FieldOptions;
-  overrides?: Json[];
+  overrides?: GrafanaOverride[];
 }
 
 function base(type: string, c: Common, fieldCustom: JsonObject, options: JsonObject, extra: JsonObject = {}): PanelSpec {
@@ -122,7 +141,7 @@ function base(type: string, c: Common, fieldCustom: JsonObject, options: JsonObj
       fieldConfig: { defaults: fieldDefaults(c.field ?? {}, fieldCustom), overrides: c.overrides ?? [] },
       options,
       ...extra,
-    },
+    } satisfies GrafanaPanel as JsonObject,
   };
 }
 
@@ -150,11 +169,11 @@ export function timeseries(c: TimeseriesOptions): PanelSpec {
       spanNulls: false,
       stacking: { group: 'A', mode: c.stack ? 'normal' : 'none' },
       thresholdsStyle: { mode: 'off' },
-    },
+    } satisfies TimeseriesFieldCustom,
     {
       legend: { calcs: ['lastNotNull', 'max'], displayMode: 'table', placement: 'bottom', showLegend: true },
       tooltip: { mode: 'multi', sort: 'desc' },
-    },
+    } satisfies TimeseriesPanelOptions,
   );
 }
 
@@ -172,11 +191,12 @@ export function stat(c: StatOptions): PanelSpec {
       graphMode: c.graph ? 'area' : 'none',
       justifyMode: 'auto',
       orientation: 'auto',
+      percentChangeColorMode: 'standard',
       reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false },
       showPercentChange: false,
       textMode: 'value_and_name',
       wideLayout: true,
-    },
+    } satisfies StatPanelOptions,
   );
 }
 
@@ -184,15 +204,15 @@ export function stateTimeline(c: Common): PanelSpec {
   return base(
     'state-timeline',
     { ...c, field: { colorMode: 'thresholds', ...c.field } },
-    { fillOpacity: 80, hideFrom: { legend: false, tooltip: false, viz: false }, lineWidth: 0 },
+    { fillOpacity: 80, hideFrom: { legend: false, tooltip: false, viz: false }, lineWidth: 0 } satisfies StateTimelineFieldCustom,
     {
       alignValue: 'left',
-      legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+      legend: { calcs: [], displayMode: 'list', placement: 'bottom', showLegend: true },
       mergeValues: true,
       rowHeight: 0.9,
       showValue: 'never',
       tooltip: { mode: 'single', sort: 'none' },
-    },
+    } satisfies StateTimelinePanelOptions,
   );
 }
 
@@ -205,12 +225,12 @@ export function table(c: TableOptions): PanelSpec {
   return base(
     'table',
     { ...c, field: { colorMode: 'thresholds', ...c.field } },
-    { align: 'auto', cellOptions: { type: 'auto' }, inspect: false },
+    { align: 'auto', cellOptions: { type: 'auto' }, inspect: false } satisfies TableFieldCustom,
     {
       cellHeight: 'sm',
-      footer: { countRows: false, fields: '', reducer: ['sum'], show: false },
+      frameIndex: 0,
       showHeader: true,
-    },
+    } satisfies TablePanelOptions,
     { transformations: c.transformations ?? [] },
   );
 }
@@ -237,7 +257,7 @@ export function layout(rows: RowSpec[]): JsonObject[] {
       gridPos: { h: 1, w: 24, x: 0, y },
       id: id++,
       panels: [],
-    });
+    } satisfies GrafanaRow);
     y += 1;
     let x = 0;
     let lineHeight = 0;
@@ -273,7 +293,6 @@ export function datasourceVariable(): JsonObject {
     description: 'Prometheus that scrapes cuzk-exporter',
     type: 'datasource',
     query: 'prometheus',
-    current: {},
     hide: 0,
     includeAll: false,
     multi: false,
@@ -281,7 +300,7 @@ export function datasourceVariable(): JsonObject {
     refresh: 1,
     regex: '',
     skipUrlSync: false,
-  };
+  } satisfies GrafanaVariable;
 }
 
 export function queryVariable(v: QueryVariableOptions): JsonObject {
@@ -302,5 +321,5 @@ export function queryVariable(v: QueryVariableOptions): JsonObject {
     regex: '',
     skipUrlSync: false,
     sort: v.sort,
-  };
+  } satisfies QueryVariableJson;
 }

@@ -18,6 +18,7 @@ import {
   Threshold,
   ValueMapping,
 } from './builder';
+import type { DashboardJson, GrafanaOverride } from './grafana-types';
 
 export const OVERVIEW_UID = 'cuzk-overview';
 export const OVERVIEW_TITLE = 'cuzk GPU proving — overview';
@@ -51,7 +52,7 @@ const ZERO_GOOD: Threshold[] = [
   { value: 1, color: 'red' },
 ];
 
-function byName(name: string, properties: JsonObject[]): JsonObject {
+function byName(name: string, properties: GrafanaOverride['properties']): GrafanaOverride {
   return { matcher: { id: 'byName', options: name }, properties };
 }
 
@@ -347,6 +348,17 @@ function partitionsRow() {
         w: 8,
       }),
       timeseries({
+        title: 'Slow partitions: which job? (exemplars)',
+        description:
+          'p99 and p50 per-partition GPU-stage duration by proof kind (cuzk_partition_gpu_duration_seconds), with the histogram\'s exemplars as points: each is the latest partition that fell into a bucket, labelled with its whole job_id and partition index — hover a high one to see which job the slow partition belonged to (its full record is on the host\'s status page and in /status). Exemplars need OpenMetrics (the exporter serves it to Prometheus by default) and Prometheus started with --enable-feature=exemplar-storage; without them the lines still show.',
+        targets: [
+          q(`histogram_quantile(0.99, sum by (le, proof_kind) (rate(cuzk_partition_gpu_duration_seconds_bucket{${I}}${RI})))`, { legend: 'p99 {{proof_kind}}', exemplar: true }),
+          q(`histogram_quantile(0.5, sum by (le, proof_kind) (rate(cuzk_partition_gpu_duration_seconds_bucket{${I}}${RI})))`, { legend: 'p50 {{proof_kind}}' }),
+        ],
+        field: { unit: 's', min: 0 },
+        w: 8,
+      }),
+      timeseries({
         title: 'Proof and partition throughput by kind',
         description: 'Proofs and partitions completed per minute (rates of cuzk_proofs_completed_total and cuzk_partitions_completed_total).',
         targets: [
@@ -616,5 +628,5 @@ export function buildOverviewDashboard(): JsonObject {
     uid: OVERVIEW_UID,
     version: 1,
     weekStart: '',
-  };
+  } satisfies DashboardJson;
 }
