@@ -12,7 +12,8 @@
 import { parseListenAddress } from '../exporter/server';
 import { Workload, parseMix } from '../engine/workload';
 import type { Logger } from '../util/logger';
-import { GrpcWorkerView, parseGrpcAddress, RunningGrpcServer, startGrpcServer } from '../sim/grpc-server';
+import { parseGrpcAddress, RunningGrpcServer, startGrpcServer } from '../sim/grpc-server';
+import { GrpcWorkerView } from '../sim/worker-view';
 import { SimObserver } from '../sim/observer';
 import { cuzkStatusView, RunningStatusListener, startStatusListener } from '../sim/status-server';
 import { openTimelineSink, TimelineWriter } from '../sim/timeline-writer';

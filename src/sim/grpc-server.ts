@@ -15,72 +15,14 @@
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import { CTR, NativeError, STATUS } from '../engine/abi';
 import { PROOF_KINDS, ProofKind } from '../engine/kinds';
 import type { NativeEngine, ProofResult } from '../engine/native-engine';
 import type { Logger } from '../util/logger';
-import { findPackageRoot } from '../util/package-root';
 import { cuzkMetricsText } from './metrics-text';
 import type { SimObserver } from './observer';
-
-/** GetStatus's per-worker current job, maintained from the engine's partition events. */
-export class GrpcWorkerView {
-  readonly jobId: (string | null)[];
-  readonly jobHandle: Float64Array;
-  readonly part: Int32Array;
-  /** Native kind index, -1 when idle or unknown. */
-  readonly kind: Int8Array;
-
-  constructor(
-    workers: number,
-    /** true: clear only if the worker still runs that partition (the fix cuzk's /status got, not GetStatus). */
-    readonly clearsOwnerOnly: boolean,
-  ) {
-    this.jobId = new Array<string | null>(workers).fill(null);
-    this.jobHandle = new Float64Array(workers);
-    this.part = new Int32Array(workers).fill(-1);
-    this.kind = new Int8Array(workers).fill(-1);
-  }
-
-  pickup(worker: number, job: number, jobId: string, part: number, kind: number): void {
-    if (worker >= this.jobId.length) return;
-    this.jobId[worker] = jobId;
-    this.jobHandle[worker] = job;
-    this.part[worker] = part;
-    this.kind[worker] = kind;
-  }
-
-  /** A partition the worker ran ended (done or failed, out of the GPU stage). */
-  end(worker: number, job: number, part: number): void {
-    if (worker >= this.jobId.length) return;
-    if (this.clearsOwnerOnly && (this.jobHandle[worker] !== job || this.part[worker] !== part)) return;
-    this.clearWorker(worker);
-  }
-
-  clear(): void {
-    for (let w = 0; w < this.jobId.length; w++) this.clearWorker(w);
-  }
-
-  private clearWorker(w: number): void {
-    this.jobId[w] = null;
-    this.jobHandle[w] = 0;
-    this.part[w] = -1;
-    this.kind[w] = -1;
-  }
-
-  get workers(): number {
-    return this.jobId.length;
-  }
-
-  running(): number {
-    let n = 0;
-    for (const id of this.jobId) if (id !== null) n++;
-    return n;
-  }
-}
+import { loadProvingEngine } from './proto';
 
 /** cuzk's ProofKind enum (proto) <-> our kind names. */
 const PROTO_KINDS: Record<string, ProofKind> = {
@@ -139,17 +81,6 @@ export interface RunningGrpcServer {
   /** Where it listens, as a client dials it: `unix:///path` or `host:port` with the real port. */
   address: string;
   close(): Promise<void>;
-}
-
-/** The proto, from the package root (works from ts-jest, dist/ and an installed tarball). */
-export function protoPath(): string {
-  return path.join(findPackageRoot(), 'proto', 'cuzk', 'v1', 'proving.proto');
-}
-
-export function loadProvingEngine(): grpc.ServiceClientConstructor {
-  const def = protoLoader.loadSync(protoPath(), { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
-  const pkg = grpc.loadPackageDefinition(def) as unknown as { cuzk: { v1: { ProvingEngine: grpc.ServiceClientConstructor } } };
-  return pkg.cuzk.v1.ProvingEngine;
 }
 
 /** Parses a listen address: a unix socket path, or host and port. Throws a readable Error. */

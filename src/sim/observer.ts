@@ -33,7 +33,7 @@ import {
 import { OUTCOME_COMPLETED, PART_DONE, PART_FAILED, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING, PROOF_KINDS, kindIndex } from '../engine/kinds';
 import type { NativeEngine } from '../engine/native-engine';
 import type { CuzkStatus } from '../engine/status-schema';
-import type { GrpcWorkerView } from './grpc-server';
+import type { GrpcWorkerView } from './worker-view';
 import { RecentDurations } from './metrics-text';
 import type { TimelineWriter } from './timeline-writer';
 

@@ -7,7 +7,7 @@
  */
 import { EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_PARTITION, EventRecord, encodeEvents } from '../../src/engine/event-layout';
 import type { NativeEngine } from '../../src/engine/native-engine';
-import { GrpcWorkerView } from '../../src/sim/grpc-server';
+import { GrpcWorkerView } from '../../src/sim/worker-view';
 import { SimObserver } from '../../src/sim/observer';
 import { TimelineWriter } from '../../src/sim/timeline-writer';
 

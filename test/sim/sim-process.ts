@@ -6,7 +6,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { loadProvingEngine } from '../../src/sim/grpc-server';
+import { loadProvingEngine } from '../../src/sim/proto';
 
 const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
 

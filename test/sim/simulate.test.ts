@@ -302,9 +302,11 @@ describe('TIMELINE against the native counters', () => {
     const ends = new Array<number>(nWorkers).fill(0);
     const gpuMs: Record<string, number> = {};
     const partsByKind: Record<string, number> = {};
+    let overlapping = 0; // pickups while the worker's previous partition still finalizes
     for (const l of lines) {
       const w = Number(l.detail.worker);
       if (l.event === 'GPU_PICKUP') {
+        if (outstanding[w] > 0) overlapping++;
         if (outstanding[w]++ === 0) since[w] = l.offset;
       } else if (l.event === 'GPU_END') {
         ends[w]++;
@@ -315,6 +317,8 @@ describe('TIMELINE against the native counters', () => {
       }
     }
     expect(outstanding).toEqual(new Array(nWorkers).fill(0));
+    // Split proving (on by default) really happened, so the replay covered its overlaps.
+    expect(overlapping).toBeGreaterThan(0);
     for (let w = 0; w < nWorkers; w++) {
       const native = truth.workers[w];
       expect(ends[w]).toBe(native.partitions);
