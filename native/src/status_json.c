@@ -54,6 +54,11 @@ static void write_partition(jsonw *w, const partition *p, uint32_t i, uint64_t n
   else jw_ms(w, p->state == CUZK_PART_GPU || finalizing ? now - p->gpu_start : p->gpu_ns);
   jw_key(w, "finalizing");
   jw_bool(w, finalizing);
+  /* when its kernels released the GPU lock (cuzk_now_ns clock): a re-sync after an event gap
+   * counts its finalize time to the nanosecond, as busy_since_ns does for stints */
+  jw_key(w, "finalizing_since_ns");
+  if (finalizing) jw_u64(w, p->fin_start);
+  else jw_null(w);
   jw_key(w, "abandoned");
   jw_bool(w, p->state == CUZK_PART_FAILED && p->abandoned);
   jw_key(w, "gpu_ordinal");

@@ -67,6 +67,8 @@ export interface PipelineView {
   /** Milliseconds as cuzk reports them; null before the stage started. */
   synthMs: ArrayLike<number | null>;
   gpuMs: ArrayLike<number | null>;
+  /** When each partition entered finalizing, on the model's clock (native engine only). */
+  finSinceNs?: ArrayLike<number | null>;
   /** The job has ended (all partitions done/failed, or the source says so). */
   outcome: number | null;
   /** Submit -> result, when the source knows it exactly. */
@@ -175,9 +177,15 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
         if (to === PART_GPU) continue;
       }
       if (to === PART_FINALIZING) {
-        // State only: a snapshot does not say when the kernels ended, so this partition's
-        // finalize time stays unknown (its GPU-stage time is counted when it ends).
-        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_FINALIZING, flags: flags | EVF_RESYNC });
+        // When the kernels ended: our engine's snapshot says (finalizing_since_ns, its
+        // clock); then the record carries it and the finalize time is exact. Otherwise
+        // (cuzk, or an attached engine on another clock) state only: unknown, not guessed.
+        const since = p.finSinceNs?.[i];
+        if (typeof since === 'number') {
+          out.push({ seq: 0, tNs: since, flags: flags & ~EVF_RESYNC, type: EV_PARTITION, job: p.handle, partition: i, aux: PART_FINALIZING });
+        } else {
+          ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: PART_FINALIZING, flags: flags | EVF_RESYNC });
+        }
         continue;
       }
       ev({
@@ -306,6 +314,13 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
       states,
       synthMs: p.partitions.map((x) => x.synth_ms),
       gpuMs: p.partitions.map((x) => x.gpu_ms),
+      finSinceNs:
+        m.useBusySinceNs !== false
+          ? p.partitions.map((x) => {
+              const v = (x as { finalizing_since_ns?: unknown }).finalizing_since_ns;
+              return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
+            })
+          : undefined,
       outcome: pipelineOutcome(p, states),
     };
   });

@@ -112,10 +112,11 @@ export interface JobState {
   kind: number;
   states: Uint8Array;
   /**
-   * Per partition: ns from hand-off to the GPU-lock release (the value of its FINALIZING
-   * record), NaN where unknown; finalize time = GPU-stage ns at the end minus this.
+   * Per partition: when it entered FINALIZING (its record's timestamp: the GPU-lock release),
+   * NaN where unknown (a state-only record); finalize time = its end's timestamp minus this,
+   * as the engine's CTRK_FINALIZE_NS counts it.
    */
-  kernelNs: Float64Array;
+  finSinceNs: Float64Array;
   /** Per partition: the worker slot that picked it up (last seen doing so), -1 if none. */
   ranBy: Int16Array;
   submittedNs: number;
@@ -444,14 +445,17 @@ export class StateModel {
         } else if (next === PART_DONE || next === PART_FAILED) {
           if (this.ownedCount > 0) this.endOwned(job.handle, p, w);
         }
+        if (next === PART_FINALIZING) {
+          // State-only records (snapshots) do not know when the kernels ended.
+          job.finSinceNs[p] = resync ? NaN : t;
+          return;
+        }
         if (resync) return;
         const ns = readU64(v, off + EV_OFF_VALUE);
         const k = job.kind;
         if (next === PART_SYNTH_DONE) {
           this.kSynthNs[k] += ns;
           this.observer?.partitionSynthesis(k, ns / NS_PER_S, job.handle, p);
-        } else if (next === PART_FINALIZING) {
-          if (prev === PART_GPU) job.kernelNs[p] = ns;
         } else if ((prev === PART_GPU || prev === PART_FINALIZING) && (next === PART_DONE || next === PART_FAILED)) {
           // The GPU stage includes the finalize tail (as cuzk's gpu_ms and CTRK_GPU_NS do).
           // The worker that ran it finished one more partition (as CTRW_PARTITIONS counts: at
@@ -461,9 +465,9 @@ export class StateModel {
           if (ran >= 0 && ran < this.wPartitions.length) this.wPartitions[ran]++;
           this.kGpuNs[k] += ns;
           this.observer?.partitionGpu(k, ns / NS_PER_S, job.handle, p);
-          const kernel = job.kernelNs[p];
-          if (prev === PART_FINALIZING && kernel === kernel) {
-            const fin = Math.max(0, ns - kernel);
+          const since = job.finSinceNs[p];
+          if (prev === PART_FINALIZING && since === since) {
+            const fin = Math.max(0, t - since);
             this.kFinalizeNs[k] += fin;
             this.observer?.partitionFinalize?.(k, fin / NS_PER_S);
           }
@@ -534,7 +538,7 @@ export class StateModel {
           handle,
           kind: kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX,
           states: new Uint8Array(n), // all PART_PENDING (0)
-          kernelNs: new Float64Array(n).fill(NaN),
+          finSinceNs: new Float64Array(n).fill(NaN),
           ranBy: new Int16Array(n).fill(-1),
           submittedNs: t,
           finished: false,

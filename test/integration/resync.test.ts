@@ -24,8 +24,13 @@ test('a sequence gap is counted, state and totals re-synced, counters exact', as
     for (let round = 0; round < 5; round++) {
       stall(150);
       const body = (await x.get('/metrics')).body;
-      // State matches what the engine itself reports at the same moment.
-      expect(sum(body, 'cuzk_gpu_worker_busy')).toBe(sum(body, 'cuzk_partitions', { state: 'gpu' }));
+      // State is consistent after the re-sync (split proving: every busy worker owns a
+      // partition in gpu/finalizing, partitions there never go without a busy worker), and
+      // no stale ownership reads as a mismatch.
+      const busy = sum(body, 'cuzk_gpu_worker_busy');
+      const onGpu = sum(body, 'cuzk_partitions', { state: 'gpu' }) + sum(body, 'cuzk_partitions', { state: 'finalizing' });
+      expect({ round, busy, onGpu, ok: busy <= onGpu && (onGpu === 0 || busy > 0) }).toEqual({ round, busy, onGpu, ok: true });
+      expect(value(body, 'cuzk_status_mismatch')).toBe(0);
     }
     await w.stop(5000);
     const body = (await x.get('/metrics')).body;
@@ -44,12 +49,18 @@ test('a sequence gap is counted, state and totals re-synced, counters exact', as
     // To the nanosecond: the re-sync restored running stints from busy_since_ns.
     expect(Math.abs(exported - busyNs / 1e9)).toBeLessThan(1e-9);
     let gpuNs = 0;
+    let finNs = 0;
     let completed = 0;
     for (let k = 0; k < nKinds; k++) {
       gpuNs += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_GPU_NS];
+      finNs += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_FINALIZE_NS];
       completed += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_PROOFS_COMPLETED];
     }
     expect(Math.abs(sum(body, 'cuzk_partition_gpu_seconds_total') - gpuNs / 1e9)).toBeLessThan(1e-9);
+    // Finalize time: partitions seen finalizing before the gap counted from events, the
+    // rest adopted from the native total at the re-sync.
+    expect(finNs).toBeGreaterThan(0);
+    expect(Math.abs(sum(body, 'cuzk_partition_finalize_seconds_total') - finNs / 1e9)).toBeLessThan(1e-9);
     expect(sum(body, 'cuzk_proofs_completed_total')).toBe(completed);
     const gpuBase = CTR.HDR_WORDS + nKinds * CTR.KIND_WORDS;
     for (let g = 0; g < nGpus; g++) {
