@@ -424,6 +424,11 @@ export class AttachSource implements MetricsSource {
     return undefined;
   }
 
+  /** One surface: cuzk's /status (the merge, attach/merge.ts, adds gRPC and TIMELINE). */
+  surfaceStates(): { name: string; up: boolean }[] {
+    return [{ name: 'status', up: this.model.up }];
+  }
+
   refresh(): void {
     // Sampled source: scrapes read the last applied snapshot; polling runs on its own.
   }

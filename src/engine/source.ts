@@ -37,6 +37,8 @@ export interface MetricsSource {
    * the model is.
    */
   surfaceStates?(): { name: string; up: boolean }[];
+  /** Fields the source adds to the `exporter` object of /status (attach: surfaces, surfaces_disagree). */
+  exporterStatus?(): Record<string, unknown>;
 }
 
 /** Per worker slot / GPU slot, ns, including intervals running at nowNs. */

@@ -76,6 +76,8 @@ export function statusDocument(source: MetricsSource, version: string): Record<s
       snapshot_age_secs: source.snapshotAgeSeconds(),
       last_error: m.errors.lastMessage,
       generated_at: new Date().toISOString(),
+      // attach: the surfaces read and what they disagree on (MetricsSource.exporterStatus)
+      ...(source.exporterStatus?.() ?? {}),
     },
   };
 }

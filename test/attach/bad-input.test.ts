@@ -134,7 +134,7 @@ const CASES: Case[] = [
 ];
 
 /** Metrics that legitimately change on any poll, or are about the failure itself. */
-const VOLATILE = new Set(['cuzk_up', 'cuzk_exporter_errors_total', 'cuzk_exporter_scrape_duration_seconds', 'cuzk_exporter_events_total']);
+const VOLATILE = new Set(['cuzk_up', 'cuzk_surface_up', 'cuzk_exporter_errors_total', 'cuzk_exporter_scrape_duration_seconds', 'cuzk_exporter_events_total']);
 /**
  * Stints: running ones grow between two good polls (the workers of fixture 02 stay busy),
  * and a case that moves workers to other jobs ends stints.

@@ -88,8 +88,8 @@ test('all three surfaces: one source per metric, nothing counted twice, PoSt vis
   });
   expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(1);
   const doc = await h.status();
-  expect(doc.surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 0, busy_per: 'timeline', idle_per: 'status' })]);
-  expect((doc.surfaces as { name: string }[]).map((x) => x.name)).toEqual(['grpc', 'status', 'timeline']);
+  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 0, busy_per: 'timeline', idle_per: 'status' })]);
+  expect(((doc.exporter as Record<string, unknown>).surfaces as { name: string }[]).map((x) => x.name)).toEqual(['grpc', 'status', 'timeline']);
   expect((doc.exporter as { status_mismatch: boolean }).status_mismatch).toBe(true);
 
   // Both end. /status shows A/0 done with the same 600 ms TIMELINE reported: counted once.
@@ -166,7 +166,7 @@ test('/status with gRPC: proofs from gRPC (PoSt included), workers from /status,
     return disagree(x) === 1 ? x : undefined;
   });
   const doc = await h.status();
-  expect(doc.surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 1, busy_per: 'grpc', idle_per: 'status' })]);
+  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 1, busy_per: 'grpc', idle_per: 'status' })]);
   expect(doc.uptime_secs).toBe(51); // cuzk's own snapshot is served when /status drives the workers
   expect(s.find((x) => x.name === 'cuzk_exporter_build_info')!.labels.surfaces).toBe('grpc,status');
 });

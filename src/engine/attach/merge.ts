@@ -423,6 +423,7 @@ export class MergedAttachSource implements MetricsSource {
   }
 
   ready(): { ok: boolean; reason: string } {
+    this.refresh();
     const down = this.surfaces.filter((s) => !s.up);
     if (down.length > 0) return { ok: false, reason: `${down.map((s) => s.name).join(', ')} not up: ${this.errors.lastMessage ?? 'no answer yet'}` };
     const onlyTimeline = this.surfaces.length === 1 && this.timeline !== null;
@@ -433,15 +434,15 @@ export class MergedAttachSource implements MetricsSource {
   /**
    * The /status document: cuzk's own snapshot when /status drives the workers (attached
    * without TIMELINE); otherwise the same shape built from the merged model, with /status'
-   * sections (memory, synthesis, counters...) where it is attached. Either way with
-   * `surfaces` and `surfaces_disagree` added.
+   * sections (memory, synthesis, counters...) where it is attached.
    */
+  /** /status `exporter` additions: which surfaces are attached (and up), and what they disagree on. */
+  exporterStatus(): Record<string, unknown> {
+    return { surfaces: this.surfaceStates(), surfaces_disagree: this.disagreements };
+  }
+
   statusBody(): Record<string, unknown> | null {
-    const extra = { surfaces: this.surfaceStates(), surfaces_disagree: this.disagreements };
-    if (this.workerDriver === 'status') {
-      const b = this.status!.attach.statusBody();
-      return b ? { ...b, ...extra } : { ...extra };
-    }
+    if (this.workerDriver === 'status') return this.status!.attach.statusBody();
     const m = this.model;
     const now = this.nowNs();
     const base = this.status?.attach.statusBody() ?? {};
@@ -509,7 +510,6 @@ export class MergedAttachSource implements MetricsSource {
       gpu_workers: gpuWorkers,
       ...(counters ? { counters } : {}),
       ...(this.grpc ? { gpus: m.topology.gpus.map((g) => ({ ordinal: g.ordinal, name: g.name })) } : {}),
-      ...extra,
     };
   }
 }
