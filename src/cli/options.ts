@@ -182,7 +182,8 @@ function readConfigFile(file: string): Record<string, unknown> {
     // Duplicate keys and deep nesting are errors in both formats (strict-json.ts).
     doc = file.endsWith('.json') ? parseStrictJson(text) : YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
-    const msg = e instanceof RangeError ? 'nested too deeply' : (e as Error).message.split('\n')[0];
+    // yaml reports a stack overflow inside its own error ("Maximum call stack size exceeded at line …").
+    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : (e as Error).message.split('\n')[0];
     throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${msg}`);
   }
   if (doc === null || doc === undefined) return {};

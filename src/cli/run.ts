@@ -53,8 +53,13 @@ export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   const graceMs = (o['shutdown.grace'] as number) * 1000;
   log.info('shutting down', { signal: sig, in_flight: workload.running, grace_s: graceMs / 1000 });
   // A second signal cuts the grace short: proofs in flight are cancelled now (signals.ts).
-  onSecondSignal(() => void workload.stop(0));
-  const stopped = await workload.stop(graceMs);
+  let hurry: Promise<{ finished: number; cancelled: number }> | null = null;
+  onSecondSignal(() => (hurry = workload.stop(0)));
+  let stopped = await workload.stop(graceMs);
+  if (hurry) {
+    const h = await (hurry as Promise<{ finished: number; cancelled: number }>);
+    stopped = { finished: stopped.finished - h.cancelled, cancelled: stopped.cancelled + h.cancelled };
+  }
   await server.close();
   await telemetry.shutdown();
   await engine.close();

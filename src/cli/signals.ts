@@ -58,6 +58,7 @@ export function installSignalHandlers(log: Logger): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  log.debug('signal handlers installed', { signals: 'SIGINT,SIGTERM,SIGHUP' });
   process.on('SIGHUP', () => {
     if (s.reload.length === 0) {
       s.log.info('SIGHUP: nothing to reload (no --web.config.file, or the server is not up yet)');

@@ -154,7 +154,7 @@ function parseYaml(file: string, text: string): unknown {
   try {
     return YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
-    if (e instanceof RangeError) fail(file, 'not valid YAML: nested too deeply');
+    if (e instanceof RangeError || /Maximum call stack/.test((e as Error).message)) fail(file, 'not valid YAML: nested too deeply');
     fail(file, `not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
 }
