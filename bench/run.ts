@@ -19,6 +19,7 @@ import type { Resolved } from '../src/cli/options';
 import { findPackageRoot } from '../src/util/package-root';
 import { Logger, createLogger } from '../src/util/logger';
 import { benchAccuracy } from './accuracy';
+import { benchAuthStall } from './auth-stall';
 import { benchExposition } from './exposition';
 import { benchFreshness } from './freshness';
 import { benchIngest } from './ingest';
@@ -28,7 +29,7 @@ import { benchOverhead } from './overhead';
 import { AttachPollSummary, Results, evaluateAims, renderSummary } from './report';
 import { benchScrape } from './scrape';
 
-export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'exposition', 'freshness', 'accuracy', 'attach-poll'] as const;
+export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'exposition', 'freshness', 'accuracy', 'attach-poll', 'auth-stall'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -53,6 +54,7 @@ const SECTION: Record<Benchmark, keyof Results> = {
   freshness: 'freshness',
   accuracy: 'accuracy',
   'attach-poll': 'attachPoll',
+  'auth-stall': 'authStall',
 };
 
 /**
@@ -139,6 +141,9 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
   const attachPoll = loadAttachPoll();
   if (only.has('attach-poll') && !attachPoll) log.info('benchmark attach-poll: not in this build (bench/attach-poll.ts), skipped');
   if (attachPoll) results.attachPoll = await step('attach-poll', () => attachPoll(quick ? { polls: 20, warmup: 5 } : { polls: 200, warmup: 60 }));
+  results.authStall = await step('auth-stall', () =>
+    benchAuthStall(quick ? { runs: 1, floodMs: 2000, baselineSamples: 20, log: progress } : { runs: 3, floodMs: 8000, baselineSamples: 200, log: progress }),
+  );
 
   results.durationSeconds = Math.round((nowMs() - t0) / 100) / 10;
   results.machine.loadavgEnd = Math.round(os.loadavg()[0] * 100) / 100;
