@@ -9,11 +9,13 @@
  *  - gzip: per body and zlib level (1 = what we ship, 6 = zlib's default), the CPU time of
  *    compressing one body and the bytes it saves; and the CPU a whole scrape costs through
  *    the real telemetry-path code (exposition.ts metricsReply: negotiate, collect,
- *    serialise, gzip on libuv's pool) with and without gzip, from process.cpuUsage (all
- *    threads, so the pool's work is counted);
+ *    serialise, gzip) plus the UTF-8 encoding every answer needs, without gzip, with gzip
+ *    on the JS thread (what we ship) and with gzip on libuv's pool (zlib.gzip, the
+ *    alternative), from process.cpuUsage (all threads, so the pool's work is counted);
  *  - ours vs prom-client with gzip at the level we ship, OpenMetrics, same series.
  */
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip, gzipSync } from 'node:zlib';
 import { GZIP_LEVEL, metricsReply } from '../src/exporter/exposition';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
@@ -58,8 +60,11 @@ export interface ExpositionBox {
   /** Ours OpenMetrics / ours text; ours / prom-client in each format (per run, p50s). */
   ratio: { openMetricsVsText: Figure; textVsProm: Figure; openMetricsVsProm: Figure };
   gzip: { text: GzipFigures[]; openMetrics: GzipFigures[] };
-  /** CPU per scrape through metricsReply (OpenMetrics), ms: identity and gzip at GZIP_LEVEL. */
-  cpuPerScrape: { identity: Figure; gzip: Figure; added: Figure };
+  /**
+   * CPU per scrape through metricsReply (OpenMetrics) plus encoding the answer, ms: identity,
+   * gzip at GZIP_LEVEL on the JS thread (shipped) and on libuv's pool (the alternative).
+   */
+  cpuPerScrape: { identity: Figure; gzip: Figure; added: Figure; gzipPool: Figure; addedPool: Figure };
   /** Ours (OpenMetrics + gzip) vs prom-client (OpenMetrics + gzip, same level), p50 ms per run. */
   withGzip: { ours: Figure; promClient: Figure; ratio: Figure };
 }
@@ -120,6 +125,9 @@ async function cpuPer(n: number, f: () => Promise<unknown>): Promise<number> {
 }
 
 const OM_ACCEPT = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
+const gzipPool = promisify(gzip);
+/** What the socket write of an answer costs: a string body is encoded to UTF-8 (the rope flattened). */
+const encoded = (body: string | Buffer): Buffer => (typeof body === 'string' ? Buffer.from(body) : body);
 
 export async function benchExposition(opts: ExpositionOptions = {}): Promise<ExpositionResult> {
   const runs = opts.runs ?? 5;
@@ -148,7 +156,7 @@ export async function benchExposition(opts: ExpositionOptions = {}): Promise<Exp
       for (let i = 0; i < 30; i++) for (const [, f] of variants) await f(); // warm-up
       const perRun = { text: [] as number[], openMetrics: [] as number[], promText: [] as number[], promOpenMetrics: [] as number[] };
       const gz = { text: GZIP_LEVELS.map(() => [] as number[]), openMetrics: GZIP_LEVELS.map(() => [] as number[]) };
-      const cpu = { identity: [] as number[], gzip: [] as number[] };
+      const cpu = { identity: [] as number[], gzip: [] as number[], pool: [] as number[] };
       const withGzip = { ours: [] as number[], prom: [] as number[] };
       const reqOf = (acceptEncoding: string) => ({ method: 'GET', headers: { accept: OM_ACCEPT, 'accept-encoding': acceptEncoding } });
       for (let r = 0; r < runs; r++) {
@@ -174,14 +182,21 @@ export async function benchExposition(opts: ExpositionOptions = {}): Promise<Exp
           }
           GZIP_LEVELS.forEach((_, l) => gz[fmt][l].push(median(t[l])));
         }
-        // CPU of a whole scrape through the telemetry path's code, identity vs gzip, alternating halves.
+        // CPU of a whole scrape through the telemetry path's code: identity, gzip on this
+        // thread (shipped), gzip on the pool; arms in A B C C B A order.
         const half = Math.max(1, Math.floor(cpuIterations / 2));
-        const idA = await cpuPer(half, () => metricsReply(telemetry, reqOf('identity')));
-        const gzA = await cpuPer(half, () => metricsReply(telemetry, reqOf('gzip')));
-        const gzB = await cpuPer(half, () => metricsReply(telemetry, reqOf('gzip')));
-        const idB = await cpuPer(half, () => metricsReply(telemetry, reqOf('identity')));
+        const identity = async () => encoded((await metricsReply(telemetry, reqOf('identity'))).body);
+        const shipped = async () => encoded((await metricsReply(telemetry, reqOf('gzip'))).body);
+        const pooled = async () => gzipPool(encoded((await metricsReply(telemetry, reqOf('identity'))).body), { level: GZIP_LEVEL });
+        const idA = await cpuPer(half, identity);
+        const gzA = await cpuPer(half, shipped);
+        const plA = await cpuPer(half, pooled);
+        const plB = await cpuPer(half, pooled);
+        const gzB = await cpuPer(half, shipped);
+        const idB = await cpuPer(half, identity);
         cpu.identity.push((idA + idB) / 2);
         cpu.gzip.push((gzA + gzB) / 2);
+        cpu.pool.push((plA + plB) / 2);
         // Ours vs prom-client, OpenMetrics + gzip at our level, interleaved.
         const o: number[] = [];
         const p: number[] = [];
@@ -224,7 +239,13 @@ export async function benchExposition(opts: ExpositionOptions = {}): Promise<Exp
           openMetricsVsProm: ratio(perRun.openMetrics, perRun.promOpenMetrics),
         },
         gzip: { text: gzFigures('text', ours.text), openMetrics: gzFigures('openMetrics', ours.om) },
-        cpuPerScrape: { identity: figure('ms', cpu.identity), gzip: figure('ms', cpu.gzip), added: figure('ms', cpu.gzip.map((g, i) => g - cpu.identity[i])) },
+        cpuPerScrape: {
+          identity: figure('ms', cpu.identity),
+          gzip: figure('ms', cpu.gzip),
+          added: figure('ms', cpu.gzip.map((g, i) => g - cpu.identity[i])),
+          gzipPool: figure('ms', cpu.pool),
+          addedPool: figure('ms', cpu.pool.map((g, i) => g - cpu.identity[i])),
+        },
         withGzip: { ours: figure('ms', withGzip.ours), promClient: figure('ms', withGzip.prom), ratio: ratio(withGzip.ours, withGzip.prom) },
       };
     } finally {
@@ -234,7 +255,7 @@ export async function benchExposition(opts: ExpositionOptions = {}): Promise<Exp
   return {
     method:
       'Synthetic boxes of bench/scrape.ts (state frozen while measured; job ids shaped like cuzk\'s). In-process scrape = Telemetry.scrape(format) (refresh + OpenTelemetry collect + serialise, exemplars included) vs prom-client register.metrics() with the same series, text and OpenMetrics registries (the latter with the same exemplars), interleaved in rotating order. ' +
-      'gzip: zlib gzipSync of one body per level on this thread (CPU = wall). CPU per scrape: process.cpuUsage (all threads) over scrapes through exposition.ts metricsReply (OpenMetrics negotiated), identity vs gzip at the shipped level, alternating halves.',
+      'gzip: zlib gzipSync of one body per level on this thread (CPU = wall). CPU per scrape: process.cpuUsage (all threads) over scrapes through exposition.ts metricsReply (OpenMetrics negotiated) plus UTF-8 encoding of the answer, identity vs gzip at the shipped level on the JS thread vs the same on libuv\'s pool (zlib.gzip), arms in A B C C B A order.',
     runs,
     iterations,
     gzipLevel: GZIP_LEVEL,

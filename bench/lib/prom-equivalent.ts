@@ -102,7 +102,9 @@ export class PromEquivalent {
       });
 
     gauge('cuzk_up', [], (g) => g.set(m.up ? 1 : 0));
-    gauge('cuzk_exporter_build_info', ['version', 'source', 'backend'], (g) => g.set({ version: info.version, source: info.source, backend: info.backend }, 1));
+    // The run-mode source's one surface (state-metrics.ts: sources without surfaces() report "engine").
+    gauge('cuzk_surface_up', ['surface'], (g) => g.set({ surface: 'engine' }, m.up ? 1 : 0));
+    gauge('cuzk_exporter_build_info', ['version', 'source', 'backend', 'surfaces'], (g) => g.set({ version: info.version, source: info.source, backend: info.backend, surfaces: 'engine' }, 1));
     gauge('cuzk_gpu_info', ['gpu', 'name', 'uuid', 'pci_bus_id'], (g) => {
       for (const x of m.topology.gpus) {
         const l: Record<string, string> = { gpu: String(x.ordinal), name: x.name };
