@@ -1,7 +1,8 @@
 /**
  * Our one HTTP(S) listener. We do not use the Prometheus exporter package's built-in
  * server: it answers 200 even when collection fails. Endpoints, as Prometheus' own servers:
- *   <telemetry path> (default /metrics)  text exposition; 500 when the collection fails
+ *   <telemetry path> (default /metrics)  text 0.0.4 or OpenMetrics by Accept, gzip by Accept-Encoding
+ *                                        (exposition.ts); 500 when the collection fails
  *   /status                              cuzk /status JSON + an `exporter` object
  *   /                                    live status page (page.js, page.css)
  *   /-/healthy                           the process is alive
