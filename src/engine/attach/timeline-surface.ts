@@ -23,8 +23,9 @@
  *    attached is not counted.
  * The clock: each daemon run maps its offsets onto the exporter's clock at a fixed base, so
  * every interval is an exact difference of two offsets. The running stint of a busy worker
- * is exposed up to the last moment the log is known to have been read in full (never past
- * a GPU_END we have not read yet), so the busy-seconds counter never goes down.
+ * is exposed up to the last moment the log is known to have been read in full, less a lag
+ * (>= 1 s, twice the recent worst lateness of lines), so a GPU_END still on its way does not
+ * land before what was exposed: the busy-seconds counter never goes down and stays exact.
  */
 import {
   KIND_SLOTS,
@@ -95,6 +96,10 @@ const MAX_PENDING_OBS = 4096;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
 const SNAP_UPDATE = kindIndex('snap-update');
+/** Per line: the recent-worst lateness halves in ~7000 lines. */
+const LAT_DECAY = 0.9999;
+/** The running-stint clock stays at least this far behind what was read (ns). */
+const MIN_LAG_NS = 1e9;
 
 export interface TlPart {
   state: number; // PART_*
@@ -146,6 +151,8 @@ export class TimelineSurface implements Surface, FollowerSink {
   private lastEofHr = 0;
   private lastExposed = 0;
   private runs = 0;
+  /** Recent worst lateness of lines (ns), decaying. */
+  private latMax = 0;
 
   // Workers, indexed by cuzk's worker id.
   wSeen = new Uint8Array(0);
@@ -292,6 +299,13 @@ export class TimelineSurface implements Surface, FollowerSink {
     if (off > this.maxOffset) this.maxOffset = off;
     const est = readHr - off * 1e6;
     if (est < this.epochHr) this.epochHr = est;
+    // How late lines reach us (written after their offset, read after being written): the
+    // running-stint clock keeps at least twice the recent worst behind what was read.
+    // (Live lines only: history is read long after it was written.)
+    if (counting) {
+      const lat = est - this.epochHr;
+      this.latMax = lat > this.latMax * LAT_DECAY ? lat : this.latMax * LAT_DECAY;
+    }
     const t = this.runBase + off * 1e6;
     if (t > this.lastLineNs) this.lastLineNs = t;
     this.eventsTotal++;
@@ -583,10 +597,19 @@ export class TimelineSurface implements Surface, FollowerSink {
    */
   nowNs(): number {
     if (this.runs === 0) return this.lastExposed;
-    const est = this.follower.isStdin ? this.runBase + (hrNowNs() - 1e9 - this.epochHr) : this.runBase + (this.lastEofHr - this.epochHr) - 2e6;
+    const est = this.runBase + (this.readUntilHr() - this.epochHr);
     const now = Math.max(this.lastExposed, this.lastLineNs, est);
     this.lastExposed = now;
     return now;
+  }
+
+  /**
+   * A line's offset is taken before it is written, and a writer (a busy daemon, a journal)
+   * may hand it on late: a running stint is exposed only up to a point that far behind
+   * what was read, so a GPU_END still on its way cannot land before what was exposed.
+   */
+  private lagNs(): number {
+    return Math.max(MIN_LAG_NS, 2 * this.latMax);
   }
 
   /** The exporter's hrtime (ns) of a time on this surface's clock. */
@@ -596,7 +619,7 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   /** Until when (hrtime) the log is known to be read in full. */
   readUntilHr(): number {
-    return this.follower.isStdin ? hrNowNs() - 1e9 : this.lastEofHr;
+    return (this.follower.isStdin ? hrNowNs() : this.lastEofHr) - this.lagNs();
   }
 
   /** What this surface says about worker `id` (null: never seen in this daemon run). */
