@@ -56,9 +56,25 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
   }
 }
 
+/**
+ * `--flag -` (standard input, as in `--cuzk.timeline-file -`): yargs would read a lone "-"
+ * as a positional argument; it is the value of the flag before it.
+ */
+function joinDashValues(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a.startsWith('--') && !a.includes('=') && args[i + 1] === '-' && OPTIONS.some((o) => `--${o.name}` === a && o.type !== 'boolean')) {
+      out.push(`${a}=-`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 export async function main(args: string[]): Promise<number> {
   let failure: string | undefined;
-  const parser = yargs(args)
+  const parser = yargs(joinDashValues(args))
     .scriptName('cuzk-exporter')
     .usage('$0 <command> [options]\n\nPrometheus/OpenTelemetry exporter for GPU SNARK proving (Filecoin cuzk).')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true })

@@ -91,7 +91,7 @@ describe('bad input: one readable line and a non-zero exit', () => {
     ['bad duration', ['attach', '--cuzk.status-url', 'http://127.0.0.1:1/status', '--cuzk.poll-interval', 'soon'], {}, /not a duration/],
     ['bad env value', ['run'], { CUZK_EXPORTER_ENGINE_WORKERS_PER_GPU: '99' }, /--engine.workers-per-gpu \(from environment CUZK_EXPORTER_ENGINE_WORKERS_PER_GPU\): 99 is above the maximum 8/],
     ['bad listen address', ['run', '--web.listen-address', 'localhost'], {}, /--web.listen-address "localhost" is not host:port/],
-    ['missing attach url', ['attach'], {}, /--cuzk.status-url is required/],
+    ['no attach surface', ['attach'], {}, /give at least one of --cuzk.grpc-address .*--cuzk.timeline-file .*--cuzk.status-url/],
     ['bad log level', ['run', '--log.level', 'loud'], {}, /--log.level: "loud" is not one of debug, info, warn, error/],
   ];
   test.each(cases)('%s', async (_name, args, env, re) => {
