@@ -21,7 +21,13 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { AttachSource } from '../src/engine/attach-source';
+import { MergedAttachSource } from '../src/engine/attach/merge';
+import { newRecord, parseTimeline } from '../src/engine/attach/timeline-parser';
+import { ErrorCounts } from '../src/engine/error-counts';
+import { TimelineSurface } from '../src/engine/attach/timeline-surface';
+import { findPackageRoot } from '../src/util/package-root';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
 import { rng } from './lib/stats';
@@ -56,6 +62,33 @@ export interface AttachPollResult {
   scrapeCpu: Stats;
   budgetMs: number;
   withinBudget: boolean;
+  /** Issue 10: all three surfaces on the same box, one poll cycle = 1 s of the daemon. */
+  surfaces?: SurfacesResult;
+  /** Issue 10: TIMELINE lines parsed per second. */
+  timeline?: TimelineRateResult;
+}
+
+export interface SurfacesResult {
+  polls: number;
+  workers: number;
+  /** TIMELINE lines the daemon wrote per simulated second (median). */
+  timelineLinesPerPoll: number;
+  /** CPU of one cycle: /status poll + gRPC GetMetrics (+ GetStatus every 5th) + 10 TIMELINE file looks + the merge. */
+  cycleCpu: Stats;
+  /** The same, per part (medians). */
+  parts: { statusMs: number; grpcMetricsMs: number; grpcStatusMs: number; timelineMs: number; mergeMs: number };
+  budgetMs: number;
+  withinBudget: boolean;
+}
+
+export interface TimelineRateResult {
+  lines: number;
+  runs: number;
+  /** Lines/s of parseTimeline alone, and of the whole surface (parse + state + counters), medians over runs. */
+  parseLinesPerSec: number;
+  applyLinesPerSec: number;
+  aimLinesPerSec: number;
+  withinAim: boolean;
 }
 
 interface SimPart {
@@ -90,6 +123,8 @@ export class DaemonSim {
   private completed: Record<string, number> = { 'snap-update': 1000, 'porep-c2': 200 };
   private nextJob = 0;
   finishedLastStep = 0;
+  /** TIMELINE lines of the transitions of the last step, as cuzk writes them (null: not collected). */
+  timeline: string[] | null = null;
 
   constructor(
     nJobs: number,
@@ -121,9 +156,14 @@ export class DaemonSim {
     };
   }
 
+  private tl(offsetMs: number, event: string, job: string, detail: string): void {
+    this.timeline?.push(`TIMELINE,${offsetMs},${event},${job},${detail}\n`);
+  }
+
   step(): void {
     this.t++;
     this.finishedLastStep = 0;
+    if (this.timeline) this.timeline.length = 0;
     const nowMs = this.t * 1000;
     // GPU stages that ended during the last second; the others run on.
     for (const w of this.workers) {
@@ -135,6 +175,7 @@ export class DaemonSim {
       }
       p.state = 'done';
       p.gpu_ms = p.gpuDur;
+      this.tl(p.gpuStart + p.gpuDur, 'GPU_END', w.job.id, `worker=${w.id},partition=${w.part},gpu_ms=${p.gpuDur}`);
       this.finishedLastStep++;
       w.job = null;
       w.part = -1;
@@ -144,8 +185,12 @@ export class DaemonSim {
       for (const p of j.parts) {
         if (p.state !== 'synthesizing') continue;
         p.synth_ms = Math.min(p.synthDur, (p.synth_ms ?? 0) + 1000);
-        if (p.synth_ms >= p.synthDur) p.state = 'synth_done';
-        else synthesizing++;
+        if (p.synth_ms >= p.synthDur) {
+          p.state = 'synth_done';
+          const i = j.parts.indexOf(p);
+          this.tl(nowMs, 'SYNTH_END', j.id, `partition=${i},synth_ms=${p.synthDur}`);
+          this.tl(nowMs, 'GPU_QUEUE', j.id, `partition=${i}`);
+        } else synthesizing++;
       }
     }
     // Finished jobs: counted, kept 30 s, then replaced by new ones.
@@ -164,6 +209,7 @@ export class DaemonSim {
           p.state = 'synthesizing';
           p.synth_ms = 0;
           synthesizing++;
+          this.tl(nowMs, 'SYNTH_START', j.id, `partition=${j.parts.indexOf(p)}`);
         }
       }
     }
@@ -179,6 +225,8 @@ export class DaemonSim {
         p.gpuStart = nowMs - p.gpu_ms;
         free[w].job = j;
         free[w].part = i;
+        this.tl(p.gpuStart, 'GPU_PICKUP', j.id, `worker=${free[w].id},partition=${i}`);
+        this.tl(p.gpuStart, 'GPU_START', j.id, `worker=${free[w].id},partition=${i}`);
         w++;
       }
     }
@@ -352,7 +400,249 @@ export async function benchAttachPoll(opts: AttachPollOptions = {}): Promise<Att
     budgetMs,
     withinBudget: stats(poll).medianMs < budgetMs,
   };
+  result.surfaces = await benchAttachSurfaces({ polls, warmup: Math.min(warmup, 30), workers: nWorkers, gpus: nGpus, jobs: nJobs, partitionsPerJob: partsPerJob });
+  result.timeline = benchTimelineRate(opts.polls !== undefined && opts.polls < 50 ? 50_000 : 500_000);
   return result;
+}
+
+// ---- issue 10: three surfaces, TIMELINE rate ----
+
+/** The stand-in daemon with cuzk's /status and its gRPC ProvingEngine (our proto), in its own process. */
+const SURFACES_DAEMON_SCRIPT = `
+const http = require('node:http');
+const [grpcPath, loaderPath, protoPath] = process.argv.slice(1);
+const grpc = require(grpcPath);
+const loader = require(loaderPath);
+const def = loader.loadSync(protoPath, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+const svc = grpc.loadPackageDefinition(def).cuzk.v1.ProvingEngine.service;
+let body = Buffer.from('{}');
+let metrics = '';
+let status = { gpus: [] };
+const srv = http.createServer((req, res) => {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+  res.end(body);
+});
+const g = new grpc.Server();
+const none = (c, cb) => cb({ code: grpc.status.UNIMPLEMENTED }, null);
+g.addService(svc, {
+  GetMetrics: (c, cb) => cb(null, { prometheus_text: metrics }),
+  GetStatus: (c, cb) => cb(null, status),
+  SubmitProof: none, AwaitProof: none, Prove: none, CancelProof: none, PreloadSRS: none, EvictSRS: none,
+});
+process.on('message', (m) => {
+  if (m.body !== undefined) body = Buffer.from(m.body, 'utf8');
+  if (m.metrics !== undefined) metrics = m.metrics;
+  if (m.status !== undefined) status = m.status;
+  process.send('ok');
+});
+g.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) => {
+  srv.listen(0, '127.0.0.1', () => process.send({ port: srv.address().port, grpcPort: port }));
+});
+process.on('disconnect', () => process.exit(0));
+`;
+
+class SurfacesDaemon {
+  private constructor(
+    private readonly child: ChildProcess,
+    readonly statusUrl: string,
+    readonly grpcAddress: string,
+  ) {}
+
+  static start(): Promise<SurfacesDaemon> {
+    const proto = path.join(findPackageRoot(), 'proto', 'cuzk', 'v1', 'proving.proto');
+    const child = spawn(process.execPath, ['-e', SURFACES_DAEMON_SCRIPT, require.resolve('@grpc/grpc-js'), require.resolve('@grpc/proto-loader'), proto], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    return new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('message', (m: { port: number; grpcPort: number }) =>
+        resolve(new SurfacesDaemon(child, `http://127.0.0.1:${m.port}/status`, `127.0.0.1:${m.grpcPort}`)),
+      );
+    });
+  }
+
+  set(m: { body?: string; metrics?: string; status?: unknown }): Promise<void> {
+    return new Promise((resolve) => {
+      this.child.once('message', () => resolve());
+      this.child.send(m);
+    });
+  }
+
+  stop(): void {
+    this.child.disconnect();
+  }
+}
+
+/** cuzk's GetMetrics text for the simulated box (service.rs get_metrics). */
+function metricsText(snap: Record<string, unknown>, t: number, workers: number): string {
+  const c = snap.counters as { total_completed: number; completed_by_kind: Record<string, number>; queue_depth: number };
+  let text = `# HELP cuzk_proofs_completed_total Total proofs completed\n# TYPE cuzk_proofs_completed_total counter\ncuzk_proofs_completed_total ${c.total_completed}\n`;
+  text += `# HELP cuzk_proofs_failed_total Total proofs failed\n# TYPE cuzk_proofs_failed_total counter\ncuzk_proofs_failed_total 0\n`;
+  text += `# HELP cuzk_uptime_seconds Daemon uptime\n# TYPE cuzk_uptime_seconds gauge\ncuzk_uptime_seconds ${86400 + t}\n`;
+  text += `# HELP cuzk_queue_depth Current queue depth\n# TYPE cuzk_queue_depth gauge\ncuzk_queue_depth ${c.queue_depth}\n`;
+  text += '# HELP cuzk_proofs_completed Per proof-kind completions\n# TYPE cuzk_proofs_completed counter\n';
+  for (const [k, n] of Object.entries(c.completed_by_kind)) text += `cuzk_proofs_completed{proof_kind="${k.replace(/-/g, '_')}"} ${n}\n`;
+  text += `cuzk_proofs_completed{proof_kind="window_post"} ${Math.floor(t / 30)}\n`;
+  text += '# HELP cuzk_proofs_failed Per proof-kind failures\n# TYPE cuzk_proofs_failed counter\n';
+  text += '# HELP cuzk_proof_duration_seconds Proof duration\n# TYPE cuzk_proof_duration_seconds summary\n';
+  text += `cuzk_proof_duration_seconds_count{proof_kind="snap_update"} 1000\ncuzk_proof_duration_seconds_sum{proof_kind="snap_update"} 91234.500\n`;
+  text += `# HELP cuzk_running_jobs Currently running proofs\n# TYPE cuzk_running_jobs gauge\ncuzk_running_jobs ${workers}\n`;
+  text += `# HELP cuzk_gpu_workers Number of GPU workers\n# TYPE cuzk_gpu_workers gauge\ncuzk_gpu_workers ${workers}\n`;
+  return text;
+}
+
+/** cuzk's GetStatusResponse for the simulated box: one GPUStatus per worker. */
+function grpcStatus(snap: Record<string, unknown>, t: number): unknown {
+  const workers = snap.gpu_workers as { gpu_ordinal: number; current_job: string | null }[];
+  return {
+    gpus: workers.map((w) => ({
+      ordinal: w.gpu_ordinal,
+      name: 'NVIDIA RTX 6000 Ada Generation',
+      vram_total_bytes: '51527024640',
+      vram_free_bytes: '2147483648',
+      current_job_id: w.current_job ?? '',
+      current_proof_kind: w.current_job ? 'snap-update' : '',
+    })),
+    loaded_srs: [],
+    queues: [{ proof_kind: 'snap-update', pending: (snap.counters as { queue_depth: number }).queue_depth, in_progress: workers.filter((w) => w.current_job).length }],
+    total_proofs_completed: String((snap.counters as { total_completed: number }).total_completed),
+    total_proofs_failed: '0',
+    uptime_seconds: String(86400 + t),
+    pinned_memory_bytes: '0',
+    pinned_memory_limit_bytes: '0',
+  };
+}
+
+/**
+ * CPU of one poll cycle with all three surfaces on the same simulated box: each cycle is one
+ * second of the daemon — its /status body, GetMetrics text and (every 5th cycle, as
+ * --cuzk.grpc-status-interval 5s does) GetStatus answer change, and its TIMELINE lines of
+ * that second are appended to a log file — then, measured: the /status poll, GetMetrics,
+ * GetStatus when due, ten looks at the log (the follower's 100 ms cadence over a second; one
+ * finds the new lines) and the merge (what a scrape or /status runs first).
+ */
+export async function benchAttachSurfaces(o: { polls: number; warmup: number; workers: number; gpus: number; jobs: number; partitionsPerJob: number }): Promise<SurfacesResult> {
+  const budgetMs = 2;
+  const sim = new DaemonSim(o.jobs, o.partitionsPerJob, o.workers, o.gpus);
+  sim.timeline = [];
+  const daemon = await SurfacesDaemon.start();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-bench-surfaces-'));
+  const log = path.join(dir, 'cuzk.log');
+  fs.writeFileSync(log, '');
+  const source = new MergedAttachSource({
+    statusUrl: daemon.statusUrl,
+    grpcAddress: daemon.grpcAddress,
+    timelineFile: log,
+    pollIntervalMs: 1000,
+    grpcStatusIntervalMs: 5000,
+    timeoutMs: 5000,
+    maxBodyBytes: 16 << 20,
+    logger: silentLogger,
+  });
+  const cycle: number[] = [];
+  const part = { status: [] as number[], metrics: [] as number[], gstatus: [] as number[], timeline: [] as number[], merge: [] as number[] };
+  const lines: number[] = [];
+  const cpu = async (f: () => Promise<unknown> | unknown) => {
+    const c0 = process.cpuUsage();
+    await f();
+    return cpuMs(process.cpuUsage(c0));
+  };
+  try {
+    await source.timeline!.poll();
+    for (let i = 0; i < o.warmup + o.polls; i++) {
+      sim.step();
+      const snap = sim.snapshot();
+      const withStatus = i % 5 === 0;
+      await daemon.set({ body: JSON.stringify(snap), metrics: metricsText(snap, sim.t, o.workers), ...(withStatus ? { status: grpcStatus(snap, sim.t) } : {}) });
+      fs.appendFileSync(log, sim.timeline.join(''));
+      const measure = i >= o.warmup;
+      const cs = await cpu(() => source.status!.pollOnce());
+      const cm = await cpu(() => source.grpc!.pollMetrics());
+      const cg = withStatus ? await cpu(() => source.grpc!.pollStatus()) : 0;
+      let ct = 0;
+      for (let k = 0; k < 10; k++) ct += await cpu(() => source.timeline!.poll());
+      const cr = await cpu(() => source.refresh());
+      if (!source.model.up) throw new Error(`a surface is down: ${source.model.errors.lastMessage}`);
+      if (measure) {
+        cycle.push(cs + cm + cg + ct + cr);
+        part.status.push(cs);
+        part.metrics.push(cm);
+        if (withStatus) part.gstatus.push(cg);
+        part.timeline.push(ct);
+        part.merge.push(cr);
+        lines.push(sim.timeline.length);
+      }
+    }
+  } finally {
+    daemon.stop();
+    await source.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const med = (xs: number[]) => (xs.length ? stats(xs).medianMs : 0);
+  const c = stats(cycle);
+  return {
+    polls: o.polls,
+    workers: o.workers,
+    timelineLinesPerPoll: med(lines),
+    cycleCpu: c,
+    parts: { statusMs: med(part.status), grpcMetricsMs: med(part.metrics), grpcStatusMs: med(part.gstatus), timelineMs: med(part.timeline), mergeMs: med(part.merge) },
+    budgetMs,
+    withinBudget: c.meanMs < budgetMs,
+  };
+}
+
+/**
+ * TIMELINE lines parsed per second: a 64-worker box's log (SnapDeals partitions through
+ * every event cuzk writes, some other log lines between), `lines` of it, fed to the parser
+ * alone and to the whole surface (parse + state + counters) in 64 KiB pieces as the file
+ * follower hands them on. CPU time; median of 5 runs.
+ */
+export function benchTimelineRate(lines: number): TimelineRateResult {
+  const sim = new DaemonSim(50, 16, 64, 8);
+  sim.timeline = [];
+  const all: string[] = [];
+  while (all.length < lines) {
+    sim.step();
+    for (const l of sim.timeline) all.push(l);
+    if (sim.t % 3 === 0) all.push('2026-12-01T10:00:00.000Z INFO cuzk_core::engine: GPU_TIMING hot_path pre-prove overhead worker_id=3 total_overhead_ms=0\n');
+  }
+  all.length = lines;
+  const text = all.join('');
+  const pieces: string[] = [];
+  for (let p = 0; p < text.length; ) {
+    let e = text.lastIndexOf('\n', p + 64 * 1024);
+    if (e <= p) e = text.length - 1;
+    pieces.push(text.slice(p, e + 1));
+    p = e + 1;
+  }
+  const split = text.split('\n');
+  const parseRates: number[] = [];
+  const applyRates: number[] = [];
+  const runs = 5;
+  for (let r = 0; r < runs; r++) {
+    const rec = newRecord();
+    let ok = 0;
+    const c0 = process.cpuUsage();
+    for (const l of split) {
+      const m = l.indexOf('TIMELINE,');
+      if (m >= 0 && parseTimeline(l, m, l.length, rec) === null) ok++;
+    }
+    const parseMs = cpuMs(process.cpuUsage(c0));
+    if (ok < lines * 0.9) throw new Error(`only ${ok} of ${lines} lines parsed`);
+    parseRates.push(lines / (parseMs / 1000));
+    const surface = new TimelineSurface({ path: '/nonexistent/bench.log', errors: new ErrorCounts(), logger: silentLogger });
+    const hr = Number(process.hrtime.bigint());
+    const c1 = process.cpuUsage();
+    for (const piece of pieces) surface.lines(piece, false, hr);
+    const applyMs = cpuMs(process.cpuUsage(c1));
+    if (surface.eventsTotal < lines * 0.9) throw new Error(`only ${surface.eventsTotal} of ${lines} lines applied`);
+    applyRates.push(lines / (applyMs / 1000));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const aim = 1e6;
+  const parse = Math.round(median(parseRates));
+  const apply = Math.round(median(applyRates));
+  return { lines, runs, parseLinesPerSec: parse, applyLinesPerSec: apply, aimLinesPerSec: aim, withinAim: apply >= aim };
 }
 
 if (require.main === module) {

@@ -106,12 +106,11 @@ export class LineSplitter {
 
 export class LogFollower {
   private readonly splitter: LineSplitter;
-  private fh: fs.promises.FileHandle | null = null;
+  private fd = -1;
   private ino = -1;
   private dev = -1;
   private pos = 0;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
   private stopped = false;
   private first = true;
   private readonly buf = Buffer.allocUnsafe(READ_CHUNK);
@@ -140,10 +139,8 @@ export class LogFollower {
     if (this.isStdin) return this.startStdin();
     const loop = () => {
       if (this.stopped) return;
-      this.running = this.tick().finally(() => {
-        this.running = null;
-        if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs);
-      });
+      this.look();
+      if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs);
     };
     loop();
   }
@@ -152,9 +149,7 @@ export class LogFollower {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running;
-    if (this.fh) await this.fh.close().catch(() => {});
-    this.fh = null;
+    this.closeFd();
     if (this.stdinListeners) {
       const s = this.opts.stdin ?? process.stdin;
       s.off('data', this.stdinListeners.data);
@@ -163,6 +158,17 @@ export class LogFollower {
       s.pause();
       this.stdinListeners = null;
     }
+  }
+
+  private closeFd(): void {
+    if (this.fd >= 0) {
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        // already gone
+      }
+    }
+    this.fd = -1;
   }
 
   private setUp(up: boolean, reason: string | null, message: string): void {
@@ -183,25 +189,35 @@ export class LogFollower {
     s.resume();
   }
 
-  /** One look at the file: open, rotate, truncate, read what is new. Never throws. */
-  async tick(): Promise<void> {
+  /** One look at the file now (tests call it instead of waiting for the timer). */
+  tick(): Promise<void> {
+    this.look();
+    return Promise.resolve();
+  }
+
+  /**
+   * One look at the file: open, rotate, truncate, read what is new. Never throws.
+   * Synchronous on purpose: a stat and a read of a local log in the page cache cost
+   * microseconds, far less CPU than the thread-pool round trips of their async forms, ten
+   * times a second (bench/attach-poll.ts).
+   */
+  private look(): void {
     const path = this.opts.path;
     try {
       let st: fs.Stats | null = null;
       try {
-        st = await fs.promises.stat(path);
+        st = fs.statSync(path);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
       }
-      if (this.fh && st && (st.ino !== this.ino || st.dev !== this.dev)) {
+      if (this.fd >= 0 && st && (st.ino !== this.ino || st.dev !== this.dev)) {
         // Rotated by rename: finish the old file, then follow the new one from its start.
-        await this.readToEnd(false);
-        await this.fh.close().catch(() => {});
-        this.fh = null;
+        this.readToEnd();
+        this.closeFd();
         this.splitter.reset();
       }
-      if (!this.fh) {
+      if (this.fd < 0) {
         if (!st) {
           this.first = false;
           if (!this.missingReported) {
@@ -211,8 +227,8 @@ export class LogFollower {
           return;
         }
         if (!st.isFile()) throw Object.assign(new Error('not a regular file (a pipe or a stream: use --cuzk.timeline-file - and feed it on standard input)'), { code: 'EINVAL' });
-        this.fh = await fs.promises.open(path, 'r');
-        const fst = await this.fh.stat();
+        this.fd = fs.openSync(path, 'r');
+        const fst = fs.fstatSync(this.fd);
         this.ino = fst.ino;
         this.dev = fst.dev;
         this.missingReported = false;
@@ -222,60 +238,59 @@ export class LogFollower {
           this.first = false;
           const size = fst.size;
           let from = Math.max(0, size - this.opts.catchUpBytes);
-          if (from > 0) from = await this.lineStartAfter(from, size);
+          if (from > 0) from = this.lineStartAfter(from, size);
           this.pos = from;
           this.setUp(true, null, `following ${path}`);
-          await this.readRange(size, true);
+          this.readRange(size, true);
         } else this.setUp(true, null, `following ${path}`);
       } else if (st && st.size < this.pos) {
         // Truncated in place (copytruncate): what follows is new.
         this.pos = 0;
         this.splitter.reset();
       }
-      await this.readToEnd(false);
+      this.readToEnd();
       if (!this.up) this.setUp(true, null, `following ${path}`);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
-      if (this.fh) await this.fh.close().catch(() => {});
-      this.fh = null;
+      this.closeFd();
       this.first = false;
       this.setUp(false, 'timeline_read', `${path}: ${err.code === 'EACCES' ? 'permission denied' : err.code === 'EISDIR' ? 'is a directory' : err.message}`);
     }
   }
 
   /** The offset just after the first newline at or after `from` (the catch-up skips a partial line). */
-  private async lineStartAfter(from: number, size: number): Promise<number> {
+  private lineStartAfter(from: number, size: number): number {
     let p = from - 1; // a newline just before `from` means `from` starts a line
     while (p < size) {
-      const { bytesRead } = await this.fh!.read(this.buf, 0, Math.min(READ_CHUNK, size - p), p);
-      if (bytesRead <= 0) return size;
+      const n = fs.readSync(this.fd, this.buf, 0, Math.min(READ_CHUNK, size - p), p);
+      if (n <= 0) return size;
       const nl = this.buf.indexOf(NL, 0);
-      if (nl >= 0 && nl < bytesRead) return p + nl + 1;
-      p += bytesRead;
+      if (nl >= 0 && nl < n) return p + nl + 1;
+      p += n;
     }
     return size;
   }
 
-  private async readRange(until: number, history: boolean): Promise<void> {
+  private readRange(until: number, history: boolean): void {
     while (this.pos < until && !this.stopped) {
       const readHr = hrNow();
-      const { bytesRead } = await this.fh!.read(this.buf, 0, Math.min(READ_CHUNK, until - this.pos), this.pos);
-      if (bytesRead <= 0) return;
-      this.pos += bytesRead;
-      this.splitter.push(this.buf.subarray(0, bytesRead), history, readHr);
+      const n = fs.readSync(this.fd, this.buf, 0, Math.min(READ_CHUNK, until - this.pos), this.pos);
+      if (n <= 0) return;
+      this.pos += n;
+      this.splitter.push(this.buf.subarray(0, n), history, readHr);
     }
   }
 
-  private async readToEnd(history: boolean): Promise<void> {
-    while (this.fh && !this.stopped) {
+  private readToEnd(): void {
+    while (this.fd >= 0 && !this.stopped) {
       const readHr = hrNow();
-      const { bytesRead } = await this.fh.read(this.buf, 0, READ_CHUNK, this.pos);
-      if (bytesRead <= 0) {
+      const n = fs.readSync(this.fd, this.buf, 0, READ_CHUNK, this.pos);
+      if (n <= 0) {
         this.sink.caughtUp(readHr);
         return;
       }
-      this.pos += bytesRead;
-      this.splitter.push(this.buf.subarray(0, bytesRead), history, readHr);
+      this.pos += n;
+      this.splitter.push(this.buf.subarray(0, n), false, readHr);
     }
   }
 }
