@@ -28,6 +28,7 @@ import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
 import type { MetricsSource } from './source';
 import { GpuInfo, StateModel, Topology } from './state-model';
+import { capForServing, HighWater, jsonNestingDepth, MAX_JSON_DEPTH, StickyGpuNames } from './plausibility';
 import { CuzkStatus, validateStatus } from './status-schema';
 import type { Logger } from '../util/logger';
 
@@ -52,6 +53,7 @@ export const ATTACH_ERRORS = [
   'bad_field',
   'unknown_proof_kind',
   'restart',
+  'implausible',
 ] as const;
 type Reason = (typeof ATTACH_ERRORS)[number];
 
@@ -67,7 +69,7 @@ class PollError extends Error {
 const hrNowNs = (): number => Number(process.hrtime.bigint());
 
 /** Fetches a URL with a deadline and a body-size limit. */
-export function fetchLimited(url: string, timeoutMs: number, maxBytes: number): Promise<string> {
+export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     let u: URL;
     try {
@@ -119,6 +121,11 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number): 
       );
     });
     req.on('error', (e: NodeJS.ErrnoException) => finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`)));
+    // Shutdown does not wait for a hung daemon (the poll is abandoned, not counted).
+    signal?.addEventListener('abort', () => {
+      req.destroy();
+      finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
+    });
     const timer = setTimeout(() => {
       req.destroy();
       finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
@@ -161,9 +168,12 @@ export class AttachSource implements MetricsSource {
   private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
   private nextHandle = 1;
-  private prevCompleted = new Map<string, number>();
-  private prevFailed = new Map<string, number>();
-  private prevCancelled = new Map<string, number>();
+  // The daemon's cumulative per-kind counters, with high-water marks (plausibility.ts).
+  private prevCompleted = new HighWater();
+  private prevFailed = new HighWater();
+  private prevCancelled = new HighWater();
+  private readonly gpuNames = new StickyGpuNames();
+  private readonly abort = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private lastLogged = '';
@@ -198,6 +208,7 @@ export class AttachSource implements MetricsSource {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    this.abort.abort(); // a poll hung on the daemon ends now, not at --cuzk.timeout
     await this.inflight;
   }
 
@@ -205,16 +216,21 @@ export class AttachSource implements MetricsSource {
   async pollOnce(): Promise<void> {
     this.polls++;
     try {
-      const text = await fetchLimited(this.opts.url, this.opts.timeoutMs, this.opts.maxBodyBytes);
+      const text = await fetchLimited(this.opts.url, this.opts.timeoutMs, this.opts.maxBodyBytes, this.abort.signal);
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch (e) {
         throw new PollError('malformed_json', `GET ${this.opts.url}: body is not JSON (${(e as Error).message})`);
       }
+      // Depth is bounded before anything walks or re-serves the body (a cuzk snapshot nests 4 deep).
+      if (typeof body === 'object' && body !== null && !Array.isArray(body) && jsonNestingDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+        throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected: nested deeper than ${MAX_JSON_DEPTH} levels`);
+      }
       this.applyBody(body);
       this.onPoll?.(true);
     } catch (e) {
+      if (this.stopped) return;
       const err = e instanceof PollError ? e : new PollError('invalid_snapshot', (e as Error).message);
       this.fail(err.reason, err.message);
       this.onPoll?.(false);
@@ -227,8 +243,14 @@ export class AttachSource implements MetricsSource {
     if (!v.ok) throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected: ${v.error}`);
     for (const what of v.skipped) this.errors.inc('bad_field', `snapshot from ${this.opts.url}: skipped ${what}`);
     if (v.skipped.length > 0) this.log('warn', `skipped malformed parts of the snapshot: ${v.skipped.slice(0, 3).join('; ')}${v.skipped.length > 3 ? ` (+${v.skipped.length - 3} more)` : ''}`);
+    for (const what of v.implausible) this.errors.inc('implausible', `snapshot from ${this.opts.url}: skipped ${what}`);
+    if (v.implausible.length > 0) this.log('warn', `skipped implausible parts of the snapshot: ${v.implausible.slice(0, 3).join('; ')}${v.implausible.length > 3 ? ` (+${v.implausible.length - 3} more)` : ''}`);
     this.apply(v.status, nowNs, v.skippedJobIds, v.skippedWorkerIds);
-    this.lastBody = body as Record<string, unknown>;
+    // Re-served at /status: what we know as validated, unknown fields capped (plausibility.ts).
+    const served = capForServing(v.status);
+    for (const what of served.dropped) this.errors.inc('bad_field', `snapshot from ${this.opts.url}: not re-served: ${what}`);
+    if (served.dropped.length > 0) this.log('warn', `not re-serving oversized fields of the snapshot: ${served.dropped.slice(0, 3).join('; ')}${served.dropped.length > 3 ? ` (+${served.dropped.length - 3} more)` : ''}`);
+    this.lastBody = served.body;
     this.lastGoodNs = nowNs;
     if (!this.model.up) this.log('info', `source is up: ${this.opts.url}`, true);
     this.model.up = true;
@@ -284,7 +306,19 @@ export class AttachSource implements MetricsSource {
     workers.sort((a, b) => a.id - b.id);
     const ordinals = new Set<number>(workers.map((w) => w.gpu));
     const named = new Map<number, GpuInfo>();
-    for (const g of s.gpus ?? []) named.set(g.ordinal, { ordinal: g.ordinal, name: g.name, uuid: g.uuid ?? undefined, pciBusId: g.pci_bus_id ?? undefined });
+    // A GPU's identity does not change while the daemon runs: the first one seen stays (a
+    // change is counted), so invented names cannot mint new cuzk_gpu_info series per poll.
+    let renamed = 0;
+    for (const g of s.gpus ?? []) {
+      const r = this.gpuNames.resolve(g.ordinal, { name: g.name, uuid: g.uuid ?? undefined, pciBusId: g.pci_bus_id ?? undefined });
+      if (r.changed) renamed++;
+      named.set(g.ordinal, { ordinal: g.ordinal, ...r.identity });
+    }
+    if (s.gpus) this.gpuNames.retain(s.gpus.map((g) => g.ordinal));
+    if (renamed > 0) {
+      this.errors.inc('implausible', `snapshot from ${this.opts.url}: ${renamed} GPU(s) reported a different name/uuid without a restart`);
+      this.log('warn', `${renamed} GPU(s) changed name or uuid without a daemon restart; keeping the first identity seen`);
+    }
     for (const g of named.keys()) ordinals.add(g);
     const topology: Topology = {
       gpus: [...ordinals].sort((a, b) => a - b).map((o) => named.get(o) ?? { ordinal: o, name: 'unknown' }),
@@ -308,7 +342,7 @@ export class AttachSource implements MetricsSource {
       }
     }
     if (s.counters) {
-      const byKind: [Record<string, number> | undefined, Map<string, number>][] = [
+      const byKind: [Record<string, number> | undefined, HighWater][] = [
         [s.counters.completed_by_kind, this.prevCompleted],
         [s.counters.failed_by_kind, this.prevFailed],
         [s.counters.cancelled_by_kind, this.prevCancelled],
@@ -381,17 +415,19 @@ export class AttachSource implements MetricsSource {
     m.memoryBudgetBytes = s.memory?.total_bytes ?? m.memoryBudgetBytes;
   }
 
-  private addDeltas(cur: Record<string, number>, prev: Map<string, number>, into: Float64Array): void {
-    const next = new Map<string, number>();
-    for (const [kind, n] of Object.entries(cur)) {
-      const before = prev.get(kind);
-      // A counter that went down restarted: everything it shows is new.
-      const delta = before === undefined || n < before ? (this.primed ? n : 0) : n - before;
-      into[this.kindSlot(kind)] += delta;
-      next.set(kind, n);
+  /**
+   * Adds what the daemon's cumulative per-kind counters grew by. A real restart was handled
+   * before (uptime or totals went back: the marks are reset). A per-kind counter that goes
+   * down on its own is not a restart: nothing is added (its high-water mark stays, so it is
+   * never re-added when it comes back) and it is counted as implausible.
+   */
+  private addDeltas(cur: Record<string, number>, prev: HighWater, into: Float64Array): void {
+    const { add, wentDown } = prev.update(Object.entries(cur), this.primed);
+    for (const [kind, d] of add) into[this.kindSlot(kind)] += d;
+    if (wentDown.length > 0) {
+      this.errors.inc('implausible', `snapshot from ${this.opts.url}: per-kind counter(s) went down without a restart: ${wentDown.slice(0, 3).map(quoteKind).join(', ')}`);
+      this.log('warn', `per-kind counters went down while uptime and totals did not (${wentDown.slice(0, 3).map(quoteKind).join(', ')}): not a restart, nothing counted`);
     }
-    prev.clear();
-    for (const [k, n] of next) prev.set(k, n);
   }
 
   /** The first snapshot sets baselines: proofs finished before we attached are not ours. */
@@ -413,9 +449,10 @@ export class AttachSource implements MetricsSource {
     m.applyRecords(records, false);
     this.handles.clear();
     // New process, new counters: the next deltas start from zero.
-    this.prevCompleted = new Map(Object.keys(s.counters?.completed_by_kind ?? {}).map((k) => [k, 0]));
-    this.prevFailed = new Map(Object.keys(s.counters?.failed_by_kind ?? {}).map((k) => [k, 0]));
-    this.prevCancelled = new Map(Object.keys(s.counters?.cancelled_by_kind ?? {}).map((k) => [k, 0]));
+    this.prevCompleted.reset();
+    this.prevFailed.reset();
+    this.prevCancelled.reset();
+    this.gpuNames.reset();
   }
 
   /** MetricsSource.jobId (exemplars): the daemon's job id of a model job handle, whole. */

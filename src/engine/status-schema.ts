@@ -6,6 +6,8 @@
  * costs that field, not the whole snapshot — and never produces a wrong number.
  */
 
+import { BOUNDS, maxDurationMs } from './plausibility';
+
 export interface CuzkPartition {
   index: number;
   state: string;
@@ -89,6 +91,12 @@ export type ValidationResult =
        */
       skippedJobIds: string[];
       skippedWorkerIds: number[];
+      /**
+       * Parts left out because their numbers cannot be true (plausibility.ts): a duration
+       * longer than the daemon's uptime, per-kind counters summing past their total.
+       * Kept as last seen like `skipped`; counted as reason "implausible".
+       */
+      implausible: string[];
     }
   | { ok: false; error: string };
 
@@ -99,6 +107,11 @@ export const LIMITS = {
   workers: 4_096,
   gpus: 1_024,
   stringLength: 1_024,
+  /**
+   * Job ids are identity, never labels: any length the body allows is kept whole (a long
+   * id must not drop its pipeline and worker); this only stops the absurd.
+   */
+  jobIdLength: 1 << 20,
   workerId: 1_000_000,
   kinds: 16_384,
 } as const;
@@ -111,6 +124,8 @@ const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFin
 const isCount = (v: unknown): v is number => isNum(v) && Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
 const isNonNeg = (v: unknown): v is number => isNum(v) && v >= 0;
 const isStr = (v: unknown): v is string => typeof v === 'string' && v.length <= LIMITS.stringLength;
+const isJobId = (v: unknown): v is string => typeof v === 'string' && v.length <= LIMITS.jobIdLength;
+const IMPLAUSIBLE = 'implausible: ';
 const nullOr = <T>(p: (v: unknown) => v is T) => (v: unknown): v is T | null => v === null || p(v);
 
 /** Validates a parsed /status body. */
@@ -167,12 +182,25 @@ export function validateStatus(body: unknown): ValidationResult {
     }
   }
 
+  // Plausibility (plausibility.ts): nothing the daemon ran can have taken longer than it has been up.
+  const implausible: string[] = [];
+  const maxMs = maxDurationMs(body.uptime_secs);
+  if (out.counters) {
+    const c = out.counters;
+    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+    const over = sum(c.completed_by_kind) > c.total_completed + BOUNDS.kindSumSlack ? 'completed' : sum(c.failed_by_kind) > c.total_failed + BOUNDS.kindSumSlack ? 'failed' : null;
+    if (over) {
+      implausible.push(`counters: ${over}_by_kind adds up to more than total_${over}`);
+      delete out.counters;
+    }
+  }
   const seenJobs = new Set<string>();
   body.pipelines.forEach((p, i) => {
-    const v = validatePipeline(p);
+    const v = validatePipeline(p, maxMs);
     if (typeof v === 'string') {
-      skipped.push(`pipelines[${i}]: ${v}`);
-      if (isObj(p) && isStr(p.job_id) && p.job_id.length > 0) skippedJobIds.push(p.job_id);
+      if (v.startsWith(IMPLAUSIBLE)) implausible.push(`pipelines[${i}]: ${v.slice(IMPLAUSIBLE.length)}`);
+      else skipped.push(`pipelines[${i}]: ${v}`);
+      if (isObj(p) && isJobId(p.job_id) && p.job_id.length > 0) skippedJobIds.push(p.job_id);
     }
     else if (seenJobs.has(v.job_id)) skipped.push(`pipelines[${i}]: duplicate job_id`);
     else {
@@ -182,9 +210,10 @@ export function validateStatus(body: unknown): ValidationResult {
   });
   const seenWorkers = new Set<number>();
   body.gpu_workers.forEach((w, i) => {
-    const v = validateWorker(w);
+    const v = validateWorker(w, maxMs);
     if (typeof v === 'string') {
-      skipped.push(`gpu_workers[${i}]: ${v}`);
+      if (v.startsWith(IMPLAUSIBLE)) implausible.push(`gpu_workers[${i}]: ${v.slice(IMPLAUSIBLE.length)}`);
+      else skipped.push(`gpu_workers[${i}]: ${v}`);
       if (isObj(w) && isCount(w.worker_id) && w.worker_id <= LIMITS.workerId) skippedWorkerIds.push(w.worker_id);
     }
     else if (seenWorkers.has(v.worker_id)) skipped.push(`gpu_workers[${i}]: duplicate worker_id`);
@@ -193,7 +222,7 @@ export function validateStatus(body: unknown): ValidationResult {
       out.gpu_workers.push(v);
     }
   });
-  return { ok: true, status: out, skipped, skippedJobIds, skippedWorkerIds };
+  return { ok: true, status: out, skipped, skippedJobIds, skippedWorkerIds, implausible };
 }
 
 function validateCounters(c: unknown): CuzkStatus['counters'] | null {
@@ -243,11 +272,12 @@ function validGpu(g: unknown): boolean {
   );
 }
 
-function validatePipeline(p: unknown): CuzkPipeline | string {
+function validatePipeline(p: unknown, maxMs = Infinity): CuzkPipeline | string {
   if (!isObj(p)) return 'not an object';
-  if (!isStr(p.job_id) || p.job_id.length === 0) return 'job_id: not a non-empty string';
+  if (!isJobId(p.job_id) || p.job_id.length === 0) return 'job_id: not a non-empty string';
   if (!isStr(p.proof_kind) || p.proof_kind.length === 0) return 'proof_kind: not a non-empty string';
   if (!isNonNeg(p.started_secs_ago)) return 'started_secs_ago: not a non-negative number';
+  if (p.started_secs_ago * 1000 > maxMs) return `${IMPLAUSIBLE}started_secs_ago ${p.started_secs_ago} is longer than the daemon has been up`;
   if (!isCount(p.total_partitions) || p.total_partitions > LIMITS.partitionsPerPipeline) return 'total_partitions: not a count within limits';
   if (!isCount(p.partitions_done)) return 'partitions_done: not a count';
   if (!Array.isArray(p.partitions) || p.partitions.length !== p.total_partitions) {
@@ -260,20 +290,25 @@ function validatePipeline(p: unknown): CuzkPipeline | string {
     if (x.index !== i) return `partitions[${i}]: index is not ${i}`;
     if (!isStr(x.state) || !PARTITION_STATE_NAMES.has(x.state)) return `partitions[${i}]: unknown state`;
     if (!nullOr(isNonNeg)(x.synth_ms) || !nullOr(isNonNeg)(x.gpu_ms)) return `partitions[${i}]: synth_ms/gpu_ms not null or a non-negative number`;
+    for (const k of ['synth_ms', 'gpu_ms'] as const) {
+      const ms = x[k] as number | null;
+      if (ms !== null && ms > maxMs) return `${IMPLAUSIBLE}partitions[${i}]: ${k} ${ms} is longer than the daemon has been up (${Math.floor(maxMs)} ms)`;
+    }
     parts.push({ ...x, index: i, state: x.state, synth_ms: x.synth_ms, gpu_ms: x.gpu_ms } as CuzkPartition);
   }
   if (p.job_handle !== undefined && !isCount(p.job_handle)) return 'job_handle: not a count';
   return { ...(p as unknown as CuzkPipeline), partitions: parts };
 }
 
-function validateWorker(w: unknown): CuzkWorker | string {
+function validateWorker(w: unknown, maxMs = Infinity): CuzkWorker | string {
   if (!isObj(w)) return 'not an object';
   if (!isCount(w.worker_id) || w.worker_id > LIMITS.workerId) return 'worker_id: not a count within limits';
   if (!isCount(w.gpu_ordinal) || w.gpu_ordinal >= LIMITS.gpus) return 'gpu_ordinal: not a count within limits';
   if (w.state !== 'idle' && w.state !== 'proving') return 'state: not "idle" or "proving"';
-  if (!nullOr(isStr)(w.current_job)) return 'current_job: not null or a string';
+  if (!nullOr(isJobId)(w.current_job)) return 'current_job: not null or a string';
   if (!nullOr(isCount)(w.current_partition)) return 'current_partition: not null or a count';
   if (!nullOr(isNonNeg)(w.busy_secs)) return 'busy_secs: not null or a non-negative number';
+  if (typeof w.busy_secs === 'number' && w.busy_secs * 1000 > maxMs) return `${IMPLAUSIBLE}busy_secs ${w.busy_secs} is longer than the daemon has been up`;
   if (w.state === 'proving' && (w.current_job === null || w.current_partition === null)) {
     return 'state "proving" without current_job/current_partition';
   }

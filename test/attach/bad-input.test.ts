@@ -81,9 +81,21 @@ const CASES: Case[] = [
     up: 1, reason: 'bad_field', first: 1, again: 1, log: /skipped malformed parts of the snapshot: counters/, unchanged: true,
   },
   {
-    name: 'a job id over the 1,024-character limit',
-    behaviour: body(good((s) => s.pipelines.push({ ...s.pipelines[0], job_id: 'x'.repeat(5000) }))),
-    up: 1, reason: 'bad_field', first: 1, again: 1, log: /pipelines\[1\]: job_id: not a non-empty string/, unchanged: true,
+    // Issue 12: a long id used to drop its pipeline (and worker) from the metrics. Job ids
+    // are identity, never labels: kept whole whatever their length (the body limit bounds them).
+    name: 'a job id of 5,000 characters (kept whole, its pipeline and worker counted)',
+    behaviour: body(good((s) => {
+      s.pipelines.push({ ...s.pipelines[0], job_id: 'x'.repeat(5000) });
+      s.gpu_workers[1].current_job = 'x'.repeat(5000);
+    })),
+    up: 1, reason: null, log: null,
+    after: async (h, _before, after) => {
+      const st = (await h.status()) as { pipelines: { job_id: string }[]; gpu_workers: { current_job: string }[] };
+      expect(st.pipelines.map((p) => p.job_id.length)).toEqual([JOB.length, 5000]);
+      expect(st.gpu_workers[1].current_job).toBe('x'.repeat(5000));
+      expect(find(after, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'gpu' })).toBe(4);
+      expect(value(after, 'cuzk_gpu_worker_busy', { gpu: '0', worker: '1' })).toBe(1);
+    },
   },
   {
     name: 'a 50 MB body with its Content-Length',

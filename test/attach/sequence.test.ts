@@ -205,10 +205,10 @@ const steps: Step[] = [
     },
   },
   {
-    what: 'the daemon restarted: uptime 2 s, one GPU with two workers, counters from 0, job C already done',
+    what: 'the daemon restarted: uptime 12 s, one GPU with two workers, counters from 0, job C already done',
     t: T0 + 40 * S,
     body: snapshot({
-      uptime: 2,
+      uptime: 12,
       pipelines: [pipeline(C, 'window-post', [['done', 3000, 300]], 1.9)],
       workers: [idle(0, 0), idle(1, 0)],
       completed: { 'window-post': 1 },
@@ -233,7 +233,7 @@ const steps: Step[] = [
     what: 'the new process proves: counters 2 window-post, 1 snap-update completed, 1 porep-c2 failed; job D on the GPU',
     t: T0 + 41 * S,
     body: snapshot({
-      uptime: 3,
+      uptime: 13,
       pipelines: [
         pipeline(C, 'window-post', [['done', 3000, 300]], 2.9),
         pipeline(D, 'snap-update', [
@@ -259,7 +259,7 @@ const steps: Step[] = [
     what: 'the status bug in the new process: D partition 0 on the GPU, every worker idle',
     t: T0 + 42 * S,
     body: snapshot({
-      uptime: 4,
+      uptime: 14,
       pipelines: [
         pipeline(C, 'window-post', [['done', 3000, 300]], 3.9),
         pipeline(D, 'snap-update', [

@@ -239,6 +239,8 @@ export class GrpcSurface implements Surface {
   workerGpu: number[] = [];
   /** GPU names by ordinal. */
   readonly gpuNames = new Map<number, string>();
+  private readonly calls = new Set<grpc.ClientUnaryCall>();
+  private closing = false;
   readonly queueDepth = new Float64Array(KIND_SLOTS);
   queuesKnown = false;
   /** Sampled worker state (driver when neither TIMELINE nor /status is attached). */
@@ -263,6 +265,7 @@ export class GrpcSurface implements Surface {
     this.target = opts.address;
     this.errors = opts.errors;
     for (const r of GRPC_ERRORS) this.errors.declare(r);
+    this.errors.declare('implausible');
     this.errors.declare('unknown_proof_kind');
     this.log = new ThrottledLog(opts.logger, { surface: 'grpc', source: opts.address });
     const Ctor = ((loadCuzkProto().cuzk as grpc.GrpcObject).v1 as grpc.GrpcObject).ProvingEngine as grpc.ServiceClientConstructor;
@@ -305,6 +308,9 @@ export class GrpcSurface implements Surface {
     this.stopped = true;
     if (this.metricsTimer) clearTimeout(this.metricsTimer);
     if (this.statusTimer) clearTimeout(this.statusTimer);
+    // Calls hung on the daemon end now, not at their deadline (shutdown does not wait).
+    this.closing = true;
+    for (const c of this.calls) c.cancel();
     await Promise.all([...this.inflight]);
     this.client.close();
   }
@@ -313,7 +319,13 @@ export class GrpcSurface implements Surface {
     return new Promise((resolve, reject) => {
       const deadline = new Date(Date.now() + this.opts.timeoutMs);
       const fn = (this.client as unknown as Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: T) => void) => void>)[method];
-      fn.call(this.client, {}, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
+      let c: grpc.ClientUnaryCall | undefined = undefined;
+      c = (fn as unknown as (...a: unknown[]) => grpc.ClientUnaryCall).call(this.client, {}, { deadline }, (err: grpc.ServiceError | null, res: T) => {
+        if (c) this.calls.delete(c);
+        if (err) reject(err);
+        else resolve(res);
+      });
+      this.calls.add(c);
     });
   }
 
@@ -323,6 +335,7 @@ export class GrpcSurface implements Surface {
   }
 
   private callError(method: string, e: unknown): void {
+    if (this.closing) return; // cancelled at shutdown: not a daemon error
     const err = e as grpc.ServiceError;
     const code = typeof err?.code === 'number' ? err.code : -1;
     const detail = (err?.details || err?.message || String(e)).slice(0, 300);
@@ -382,15 +395,16 @@ export class GrpcSurface implements Surface {
     const primed = this.prevCompleted !== null;
     let restarted = false;
     if (primed) {
-      const down = (cur: Map<string, number>, prev: Map<string, number>) => [...prev].some(([k, v]) => (cur.get(k) ?? 0) < v);
       if (m.uptimeSeconds! < this.lastUptime) restarted = true;
       else if (totals && this.lastTotals && (totals.c < this.lastTotals.c || totals.f < this.lastTotals.f)) restarted = true;
-      else if (down(m.completed, this.prevCompleted!) || down(m.failed, this.prevFailed)) restarted = true;
+      // A per-kind counter going down while uptime and totals did not is no restart: it is
+      // counted as implausible in addDeltas, and its high-water mark stays (plausibility.ts).
     }
     if (restarted) {
       this.fail('grpc_restart', `cuzk restarted (GetMetrics: uptime ${this.lastUptime}s -> ${m.uptimeSeconds}s or its counters went back); keeping totals, resetting baselines`);
       this.prevCompleted = new Map();
       this.prevFailed = new Map();
+      this.gpuNames.clear();
     }
     this.lastUptime = m.uptimeSeconds!;
     if (totals) this.lastTotals = totals;
@@ -401,7 +415,11 @@ export class GrpcSurface implements Surface {
   }
 
   private addDeltas(cur: Map<string, number>, primed: boolean, prev: Map<string, number>, into: Float64Array, save: (m: Map<string, number>) => void): void {
+    // High-water marks (plausibility.ts): kinds that disappear keep theirs.
+    const next = new Map(prev);
+    const wentDown: string[] = [];
     for (const [kind, n] of cur) {
+      if (!next.has(kind) && next.size >= LIMITS.kinds) continue;
       let slot = metricsKindIndex(kind);
       if (slot < 0) {
         slot = OTHER_KIND_INDEX;
@@ -412,9 +430,20 @@ export class GrpcSurface implements Surface {
         }
       }
       const before = prev.get(kind);
-      into[slot] += before === undefined ? (primed ? n : 0) : Math.max(0, n - before);
+      if (before === undefined) {
+        into[slot] += primed ? n : 0;
+        next.set(kind, n);
+      } else if (n < before) wentDown.push(kind); // the mark stays: never re-added
+      else {
+        into[slot] += n - before;
+        next.set(kind, n);
+      }
     }
-    save(new Map(cur));
+    save(next);
+    if (wentDown.length > 0) {
+      this.errors.inc('implausible', `GetMetrics ${this.opts.address}: per-kind counter(s) went down without a restart: ${wentDown.slice(0, 3).map(quoteName).join(', ')}`);
+      this.log.log('warn', `GetMetrics: per-kind counters went down while uptime and totals did not (${wentDown.slice(0, 3).map(quoteName).join(', ')}): not a restart, nothing counted`);
+    }
   }
 
   /** One GetStatus: workers, GPUs, queues. Never throws. */
@@ -444,7 +473,20 @@ export class GrpcSurface implements Surface {
     const n = s.gpus.length;
     if (n !== this.wBusy.length) this.resize(n);
     this.workerGpu = s.gpus.map((g) => g.ordinal);
-    for (const g of s.gpus) if (!this.gpuNames.has(g.ordinal) || this.gpuNames.get(g.ordinal) !== g.name) this.gpuNames.set(g.ordinal, g.name);
+    // A GPU's name does not change while the daemon runs: the first one seen stays until a
+    // restart (counted), so invented names cannot mint a cuzk_gpu_info series per poll.
+    let renamed = 0;
+    for (const g of s.gpus) {
+      const had = this.gpuNames.get(g.ordinal);
+      if (had === undefined) this.gpuNames.set(g.ordinal, g.name);
+      else if (had !== g.name) renamed++;
+    }
+    const ordinals = new Set(s.gpus.map((g) => g.ordinal));
+    for (const o of [...this.gpuNames.keys()]) if (!ordinals.has(o)) this.gpuNames.delete(o);
+    if (renamed > 0) {
+      this.errors.inc('implausible', `GetStatus ${this.opts.address}: ${renamed} GPU name(s) changed without a restart`);
+      this.log.log('warn', `GetStatus: GPU names changed without a daemon restart; keeping the first name seen`);
+    }
     for (let w = 0; w < n; w++) {
       const g = s.gpus[w];
       const busy = g.current_job_id !== '';

@@ -40,6 +40,7 @@ import {
   liveSlot,
 } from '../kinds';
 import type { ErrorCounts } from '../error-counts';
+import { BOUNDS } from '../plausibility';
 import type { Logger } from '../../util/logger';
 import { FollowerSink, LogFollower } from './timeline-follower';
 import {
@@ -188,6 +189,7 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.target = opts.path === '-' ? 'standard input' : opts.path;
     this.errors = opts.errors;
     for (const r of TIMELINE_ERRORS) this.errors.declare(r);
+    this.errors.declare('implausible');
     this.errors.declare('unknown_proof_kind');
     this.maxLineBytes = opts.maxLineBytes ?? 64 * 1024;
     this.log = new ThrottledLog(opts.logger, { surface: 'timeline', source: this.target });
@@ -309,6 +311,16 @@ export class TimelineSurface implements Surface, FollowerSink {
     const t = this.runBase + off * 1e6;
     if (t > this.lastLineNs) this.lastLineNs = t;
     this.eventsTotal++;
+    // Plausibility (plausibility.ts): nothing took longer than the engine has been running
+    // (the offset is ms since engine start). Such a duration is counted, never added.
+    if ((r.event === TL_SYNTH_END || r.event === TL_GPU_END) && r.ms > off + BOUNDS.durationSlackMs) {
+      if (counting) {
+        const what = `TIMELINE: ${r.event === TL_GPU_END ? 'gpu_ms' : 'synth_ms'} ${r.ms} is longer than the engine has been up (${off} ms)`;
+        this.errors.inc('implausible', what);
+        this.log.log('warn', `${what}; not counted`);
+      }
+      counting = false;
+    }
 
     const job = this.job(r.jobId, off);
     switch (r.event) {

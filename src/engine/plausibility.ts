@@ -1,0 +1,179 @@
+/**
+ * Plausibility and bounds for what an attached daemon reports (issue 12, cases 4 and 5).
+ * A daemon we do not control — buggy or hostile — must not be able to poison a counter,
+ * grow our memory, or churn series. The attach surfaces call these; each bad value is a
+ * counted skip (cuzk_exporter_errors_total{reason="implausible"} or "bad_field"), never a
+ * counter change.
+ *
+ *  - Durations: a partition cannot have taken longer than the daemon has been up
+ *    (status-schema.ts applies maxDurationMs to synth_ms / gpu_ms / busy_secs /
+ *    started_secs_ago; TIMELINE's gpu_ms is bounded by its own offset since engine start).
+ *  - Cumulative per-kind counters (HighWater): a value below the highest seen, while the
+ *    daemon did not restart (uptime and totals did not go back), is not a restart: the
+ *    high-water mark stays, nothing is added, and it is counted. So a counter that
+ *    oscillates is never re-added; a real restart resets the marks (the caller says so).
+ *    Per-kind counters whose sum exceeds the daemon's own total are refused (statusSchema).
+ *  - GPU identity (StickyGpuNames): a GPU's name/uuid/PCI id do not change while the daemon
+ *    runs; a change is counted and ignored until a restart, so a daemon inventing names on
+ *    every poll cannot mint a new cuzk_gpu_info series per poll.
+ *  - Re-served data (capForServing): /status serves the daemon's snapshot, but fields we do
+ *    not know are CAPPED, not re-served verbatim: each at most UNKNOWN_FIELD_BYTES of JSON,
+ *    all of them together at most UNKNOWN_TOTAL_BYTES; cuzk's free-form sections
+ *    (allocations, buffers) at most SECTION_BYTES each. What is over is dropped and
+ *    counted. Nesting is bounded before any of it is parsed (MAX_JSON_DEPTH).
+ */
+import type { CuzkStatus } from './status-schema';
+export { jsonNestingDepth, MAX_JSON_DEPTH } from '../util/strict-json';
+
+export const BOUNDS = {
+  /** Rounding between a daemon's clocks: ms a duration may exceed its uptime by. */
+  durationSlackMs: 1000,
+  /** How far the sum of per-kind counters may run ahead of the total (non-atomic reads). */
+  kindSumSlack: 8,
+  unknownFieldBytes: 1024,
+  unknownTotalBytes: 16 * 1024,
+  sectionBytes: 64 * 1024,
+} as const;
+
+/** The longest duration (ms) a snapshot with this uptime can report. */
+export function maxDurationMs(uptimeSecs: number): number {
+  return uptimeSecs * 1000 + BOUNDS.durationSlackMs;
+}
+
+/**
+ * Cumulative counters by key with high-water marks. `update` returns what to add for each
+ * key and the keys that went down (implausible without a restart). Keys that disappear
+ * keep their mark: a key that comes back with its old value adds nothing.
+ */
+export class HighWater {
+  private readonly marks = new Map<string, number>();
+  constructor(private readonly maxKeys = 16_384) {}
+
+  /** `primed`: false for the first look (baseline: nothing is added). */
+  update(cur: Iterable<[string, number]>, primed: boolean): { add: Map<string, number>; wentDown: string[] } {
+    const add = new Map<string, number>();
+    const wentDown: string[] = [];
+    for (const [k, n] of cur) {
+      const mark = this.marks.get(k);
+      if (mark === undefined) {
+        if (this.marks.size >= this.maxKeys) continue;
+        this.marks.set(k, n);
+        if (primed && n > 0) add.set(k, n);
+      } else if (n < mark) wentDown.push(k);
+      else if (n > mark) {
+        add.set(k, n - mark);
+        this.marks.set(k, n);
+      }
+    }
+    return { add, wentDown };
+  }
+
+  has(k: string): boolean {
+    return this.marks.has(k);
+  }
+
+  /** A restart of the daemon: its counters start again from zero. */
+  reset(): void {
+    for (const k of this.marks.keys()) this.marks.set(k, 0);
+  }
+
+  get size(): number {
+    return this.marks.size;
+  }
+}
+
+export interface GpuIdentity {
+  name: string;
+  uuid?: string;
+  pciBusId?: string;
+}
+
+/** First identity seen per GPU ordinal wins until reset() (a daemon restart). */
+export class StickyGpuNames {
+  private readonly byOrdinal = new Map<number, GpuIdentity>();
+
+  /** The identity to use, and whether the daemon reported a different one (counted by the caller). */
+  resolve(ordinal: number, reported: GpuIdentity): { identity: GpuIdentity; changed: boolean } {
+    const had = this.byOrdinal.get(ordinal);
+    if (!had) {
+      this.byOrdinal.set(ordinal, reported);
+      return { identity: reported, changed: false };
+    }
+    const changed = had.name !== reported.name || (had.uuid ?? null) !== (reported.uuid ?? null) || (had.pciBusId ?? null) !== (reported.pciBusId ?? null);
+    return { identity: had, changed };
+  }
+
+  /** Forget GPUs no longer reported (bounded by what the daemon reports now). */
+  retain(ordinals: Iterable<number>): void {
+    const keep = new Set(ordinals);
+    for (const o of [...this.byOrdinal.keys()]) if (!keep.has(o)) this.byOrdinal.delete(o);
+  }
+
+  reset(): void {
+    this.byOrdinal.clear();
+  }
+}
+
+const KNOWN_TOP = new Set(['uptime_secs', 'memory', 'synthesis', 'pipelines', 'gpu_workers', 'allocations', 'counters', 'buffers', 'last_seq', 'backend', 'gpus']);
+const SECTIONS = new Set(['allocations', 'buffers']);
+const KNOWN_PIPELINE = new Set(['job_id', 'proof_kind', 'started_secs_ago', 'total_partitions', 'partitions_done', 'partitions', 'job_handle', 'priority', 'outcome', 'finished_secs_ago']);
+const KNOWN_PARTITION = new Set(['index', 'state', 'synth_ms', 'gpu_ms', 'gpu_ordinal', 'worker_id', 'finalizing', 'finalizing_since_ns', 'abandoned']);
+const KNOWN_WORKER = new Set(['worker_id', 'gpu_ordinal', 'state', 'current_job', 'current_partition', 'busy_secs', 'busy_total_secs', 'busy_since_ns', 'current_job_handle', 'current_kind']);
+const KNOWN_GPU = new Set(['ordinal', 'name', 'uuid', 'pci_bus_id', 'lock_held', 'lock_since_ns', 'busy_total_secs']);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** JSON size of a value, or Infinity when it cannot be serialised. */
+function jsonBytes(v: unknown): number {
+  try {
+    const s = JSON.stringify(v);
+    return s === undefined ? 0 : s.length;
+  } catch {
+    return Infinity;
+  }
+}
+
+/**
+ * The snapshot as /status re-serves it: known fields as validated, unknown fields capped
+ * (see the file comment). `dropped` names what was left out (for the bad_field count).
+ */
+export function capForServing(s: CuzkStatus): { body: Obj; dropped: string[] } {
+  const dropped: string[] = [];
+  let unknownBudget = BOUNDS.unknownTotalBytes;
+  const filter = (obj: Obj, known: Set<string>, where: string, recurse: Record<string, (v: unknown, w: string) => unknown> = {}): Obj => {
+    const out: Obj = {};
+    for (const [k, v] of Object.entries(obj)) {
+      if (k in recurse) {
+        out[k] = recurse[k](v, `${where}${k}`);
+        continue;
+      }
+      if (known.has(k)) {
+        if (SECTIONS.has(k) && known === KNOWN_TOP) {
+          const n = jsonBytes(v);
+          if (n > BOUNDS.sectionBytes) {
+            dropped.push(`${where}${k} (${n === Infinity ? 'unserialisable' : `${n} bytes`}, over ${BOUNDS.sectionBytes})`);
+            continue;
+          }
+        }
+        out[k] = v;
+        continue;
+      }
+      const n = jsonBytes(v);
+      if (n > BOUNDS.unknownFieldBytes || n > unknownBudget) {
+        dropped.push(`unknown field ${where}${k.length > 64 ? `${k.slice(0, 64)}…` : k} (${n === Infinity ? 'unserialisable' : `${n} bytes`})`);
+        continue;
+      }
+      unknownBudget -= n;
+      out[k] = v;
+    }
+    return out;
+  };
+  const partitions = (v: unknown, w: string) => (Array.isArray(v) ? v.map((p, i) => (isObj(p) ? filter(p, KNOWN_PARTITION, `${w}[${i}].`) : p)) : v);
+  const body = filter(s as unknown as Obj, KNOWN_TOP, '', {
+    pipelines: (v, w) => (Array.isArray(v) ? v.map((p, i) => (isObj(p) ? filter(p, KNOWN_PIPELINE, `${w}[${i}].`, { partitions }) : p)) : v),
+    gpu_workers: (v, w) => (Array.isArray(v) ? v.map((x, i) => (isObj(x) ? filter(x, KNOWN_WORKER, `${w}[${i}].`) : x)) : v),
+    gpus: (v, w) => (Array.isArray(v) ? v.map((x, i) => (isObj(x) ? filter(x, KNOWN_GPU, `${w}[${i}].`) : x)) : v),
+  });
+  return { body, dropped };
+}
