@@ -42,7 +42,7 @@ export const METRICS: readonly MetricDef[] = [
   { name: 'cuzk_up', type: 'gauge', labels: [], help: 'the source answered at the last collection (0/1)' },
   { name: 'cuzk_exporter_events_total', type: 'counter', labels: [], help: 'events ingested' },
   { name: 'cuzk_exporter_events_dropped_total', type: 'counter', labels: [], help: 'events lost (sequence gaps)' },
-  { name: 'cuzk_exporter_build_info', type: 'gauge', labels: ['version', 'source', 'backend'], help: 'build information (1)' },
+  { name: 'cuzk_exporter_build_info', type: 'gauge', labels: ['version', 'source', 'backend', 'surfaces'], help: 'build information (1); surfaces: the attached surfaces, comma-joined' },
   { name: 'cuzk_gpu_info', type: 'gauge', labels: ['gpu', 'name', 'uuid', 'pci_bus_id'], help: 'GPU identity (1)' },
   { name: 'cuzk_gpu_idle_gap_seconds', type: 'histogram', labels: ['gpu'], help: 'GPU-lock release to next acquire' },
   { name: 'cuzk_gpu_starved_seconds_total', type: 'counter', labels: ['gpu'], help: 'lock free while no synthesized partition waited' },
@@ -54,7 +54,11 @@ export const METRICS: readonly MetricDef[] = [
   { name: 'cuzk_partition_finalize_duration_seconds', type: 'histogram', labels: ['proof_kind'], help: 'per-partition finalize duration' },
   { name: 'cuzk_status_mismatch_reason', type: 'gauge', labels: ['reason'], help: 'which certain contradiction holds (0/1)' },
   { name: 'cuzk_exporter_errors_total', type: 'counter', labels: ['reason'], help: 'collection/ingestion errors by reason' },
+  { name: 'cuzk_surface_up', type: 'gauge', labels: ['surface'], help: 'each surface of the source answered at its last poll (0/1): status, grpc, timeline attached; engine in run mode' },
 ];
+
+/** Surfaces an attached exporter reads (cuzk_surface_up{surface}); run mode has one, engine. */
+export const SURFACES = ['grpc', 'status', 'timeline'] as const;
 
 /** Series Prometheus itself synthesises (scrape health, alert state). */
 export const PROMETHEUS_SYNTHETIC_METRICS: readonly string[] = ['up', 'scrape_duration_seconds', 'ALERTS'];

@@ -399,6 +399,30 @@ function partitionsRow() {
         w: 8,
       }),
       timeseries({
+        title: 'PoSt: proofs per interval (WindowPoSt, WinningPoSt)',
+        description:
+          'WindowPoSt and WinningPoSt proofs completed and failed in each interval (cuzk_proofs_*_total{proof_kind=~"window-post|winning-post"}). Deadline-bound proofs: a failure risks faults (WindowPoSt) or a lost block (WinningPoSt). An exporter attached to cuzk\'s /status alone never sees PoSt (cuzk does not register it there): attach --cuzk.grpc-address and --cuzk.timeline-file (alert CuzkAttachBlindToPoSt).',
+        targets: [
+          q(`sum by (instance, proof_kind) (increase(cuzk_proofs_completed_total{${I}, proof_kind=~"window-post|winning-post"}${RI}))`, { legend: 'completed {{instance}} {{proof_kind}}' }),
+          q(`sum by (instance, proof_kind) (increase(cuzk_proofs_failed_total{${I}, proof_kind=~"window-post|winning-post"}${RI}))`, { legend: 'failed {{instance}} {{proof_kind}}' }),
+        ],
+        field: { unit: 'short', min: 0 },
+        bars: true,
+        fillOpacity: 80,
+        w: 8,
+      }),
+      timeseries({
+        title: 'PoSt: GPU time and PoSt on the GPU now',
+        description:
+          'GPU-stage seconds per second spent on WindowPoSt and WinningPoSt (rate of cuzk_partition_gpu_seconds_total), and PoSt partitions in the gpu/finalizing state now (cuzk_partitions; one per PoSt being proved): which GPUs a deadline-bound proof is holding.',
+        targets: [
+          q(`sum by (instance, proof_kind) (rate(cuzk_partition_gpu_seconds_total{${I}, proof_kind=~"window-post|winning-post"}${RI}))`, { legend: 'GPU-s/s {{instance}} {{proof_kind}}' }),
+          q(`sum by (instance, proof_kind) (cuzk_partitions{${I}, proof_kind=~"window-post|winning-post", state=~"gpu|finalizing"})`, { legend: 'on GPU now {{instance}} {{proof_kind}}' }),
+        ],
+        field: { unit: 'short', min: 0 },
+        w: 8,
+      }),
+      timeseries({
         title: 'Failures',
         description: 'Proofs and partitions that failed in each interval, by proof kind. Zero lines are expected in a healthy run.',
         targets: [
@@ -482,6 +506,14 @@ function consistencyRow() {
         field: { mappings: MISMATCH_MAPPING },
         w: 6,
       }),
+      stateTimeline({
+        title: 'Attached surfaces disagree',
+        description:
+          "Attached exporters only (cuzk_status_mismatch_reason{reason=\"surfaces_disagree\"}): one of cuzk's surfaces says a worker is proving while another says it is idle, beyond the skew tolerance — typically /status showing a worker idle while TIMELINE or gRPC show it proving a WindowPoSt (cuzk's /status blind spot). Which worker and surfaces: the host's /status (exporter.surfaces_disagree) and status page.",
+        targets: [q(`max by (instance) (cuzk_status_mismatch_reason{${I}, reason="surfaces_disagree"})`, { legend: '{{instance}}' })],
+        field: { mappings: MISMATCH_MAPPING },
+        w: 24,
+      }),
     ],
   };
 }
@@ -492,10 +524,12 @@ function exporterRow() {
     panels: [
       stateTimeline({
         title: 'Exporter and source up',
-        description: 'exporter: Prometheus could scrape it (up). source: the native engine or attached cuzk daemon answered the collection (cuzk_up).',
+        description:
+          'exporter: Prometheus could scrape it (up). source: the native engine or attached cuzk daemon answered the collection (cuzk_up; attached: every surface up). Per surface (cuzk_surface_up): grpc, status, timeline for an attached daemon, engine in run mode.',
         targets: [
           q(`max by (instance) (up{${I}})`, { legend: '{{instance}} exporter' }),
           q(`max by (instance) (cuzk_up{${I}})`, { legend: '{{instance}} source' }),
+          q(`max by (instance, surface) (cuzk_surface_up{${I}})`, { legend: '{{instance}} surface {{surface}}' }),
         ],
         field: { mappings: UP_MAPPING },
         w: 8,
@@ -536,7 +570,7 @@ function exporterRow() {
       }),
       table({
         title: 'Build info',
-        description: 'Exporter version, source (native engine or attached daemon) and backend (cuzk_exporter_build_info).',
+        description: 'Exporter version, source (native engine or attached daemon), backend and the surfaces read (cuzk_exporter_build_info; surfaces="status" alone is blind to PoSt).',
         targets: [q(`cuzk_exporter_build_info{${I}}`, { instant: true, table: true })],
         transformations: [{ id: 'organize', options: { excludeByName: { Time: true, Value: true, __name__: true }, indexByName: {}, renameByName: {} } }],
       }),

@@ -172,9 +172,26 @@ export const ALERTING_RULES: AlertingRule[] = [
     'CuzkSourceDown',
     'critical',
     '1m',
-    'cuzk_up == 0',
+    // An attached exporter with one surface of several down is CuzkSurfaceDown, not this.
+    'cuzk_up == 0 unless on (job, instance) (max by (job, instance) (cuzk_surface_up) == 1)',
     'cuzk-exporter on {{ $labels.instance }} cannot read its proving source',
     'cuzk_up is 0 on {{ $labels.instance }} (job {{ $labels.job }}): the exporter answers scrapes but the native engine or attached cuzk daemon did not answer its last collections, so every other cuzk metric from this host is stale or missing.',
+  ),
+  alert(
+    'CuzkSurfaceDown',
+    'warning',
+    '2m',
+    'cuzk_surface_up == 0 and on (job, instance) (max by (job, instance) (cuzk_surface_up) == 1)',
+    'cuzk-exporter on {{ $labels.instance }} cannot read cuzk\'s {{ $labels.surface }} surface',
+    'The {{ $labels.surface }} surface of the cuzk daemon on {{ $labels.instance }} has not answered for 2 minutes while the exporter\'s other surfaces still do (cuzk_surface_up). The metrics that surface provides are stale: grpc — proof counters (PoSt included), queue depth, GPU names; timeline — exact worker busy time and partition GPU time of every kind; status — memory, synthesis slots, failed partitions. cuzk_exporter_errors_total{reason=~"grpc_.*|timeline_.*"} says why.',
+  ),
+  alert(
+    'CuzkAttachBlindToPoSt',
+    'info',
+    '10m',
+    'max by (job, instance) (cuzk_exporter_build_info{source="attach", surfaces="status"}) == 1',
+    'cuzk-exporter on {{ $labels.instance }} reads cuzk through /status only: WindowPoSt and WinningPoSt are invisible',
+    'The exporter on {{ $labels.instance }} is attached to cuzk\'s /status alone. cuzk never registers WindowPoSt or WinningPoSt there: while a GPU proves one, every worker reads idle and no PoSt proof, failure or GPU second is counted. Add --cuzk.grpc-address and --cuzk.timeline-file (docs/attach.md).',
   ),
   alert(
     'CuzkExporterDown',

@@ -38,7 +38,8 @@ function labelSets(m: MetricDef): Labels[] {
   if (m.name === 'cuzk_gpu_info') {
     return GPUS.map((gpu) => ({ gpu, name: 'Fake GPU "test" 24GB', uuid: `GPU-0000000${gpu}`, pci_bus_id: `0000:0${gpu}:00.0` }));
   }
-  if (m.name === 'cuzk_exporter_build_info') return [{ version: '0.1.0', source: 'fake', backend: 'sim' }];
+  if (m.name === 'cuzk_exporter_build_info') return [{ version: '0.1.0', source: 'fake', backend: 'sim', surfaces: 'engine' }];
+  if (m.name === 'cuzk_surface_up') return [{ surface: 'engine' }];
   if (has('gpu') && has('worker')) return GPUS.flatMap((gpu) => WORKERS.map((worker) => ({ gpu, worker })));
   if (has('gpu')) return GPUS.map((gpu) => ({ gpu }));
   if (has('proof_kind') && has('state')) return PROOF_KINDS.flatMap((proof_kind) => PARTITION_STATES.map((state) => ({ proof_kind, state })));
@@ -67,6 +68,7 @@ function value(m: MetricDef, l: Labels, t: number, bug: boolean): number {
     case 'cuzk_status_mismatch_reason':
       return bug && l.reason === 'idle_with_partitions_on_gpu' ? 1 : 0;
     case 'cuzk_up':
+    case 'cuzk_surface_up':
     case 'cuzk_exporter_build_info':
     case 'cuzk_gpu_info':
       return 1;
