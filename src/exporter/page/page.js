@@ -252,6 +252,8 @@
       client: client,
       exporter: exVerdict,
       reasons: reasons,
+      // attach: workers the daemon's surfaces disagree on ({worker, gpu, busy_per, idle_per})
+      disagree: ex ? arr(ex.surfaces_disagree).filter(isObj) : [],
       exOnGpu: ex ? int(ex.partitions_on_gpu) : null,
       exBusy: ex ? int(ex.busy_workers) : null,
       active: active,
@@ -321,6 +323,7 @@
     setAttr(banner, 'data-client', mm.client);
     setAttr(banner, 'data-exporter', mm.exporter === null ? 'absent' : mm.exporter);
     setAttr(banner, 'data-reasons', mm.reasons.join(','));
+    setAttr(banner, 'data-disagree', mm.disagree.length);
     setAttr(app, 'data-mismatch', mm.active);
     var note = $('gpus-mismatch-note');
     setActive(note, mm.active);
@@ -338,6 +341,13 @@
         // The exporter knows more than the snapshot (which worker owns which partition).
         var texts = mm.reasons.map(function (r) { return REASON_TEXT[r] || r; });
         headline = 'Status mismatch reported by the exporter: ' + (texts.length ? texts.join('; ') : 'the prover\'s own reports contradict each other');
+      }
+      if (mm.disagree.length) {
+        // Which worker, and which surface says what (e.g. /status idle while TIMELINE proves a WindowPoSt).
+        var d = mm.disagree[0];
+        headline += ' — worker ' + fmtInt(int(d.worker)) + (int(d.gpu) !== null && int(d.gpu) >= 0 ? ' (GPU ' + int(d.gpu) + ')' : '') +
+          ' is proving per ' + (str(d.busy_per) || '?') + ' but idle per ' + (str(d.idle_per) || '?') +
+          (mm.disagree.length > 1 ? ' (+' + plural(mm.disagree.length - 1, 'more worker', 'more workers') + ')' : '');
       }
       setText($('mismatch-text'), headline);
       renderMismatchPartitions($('mismatch-partitions'), mm.onGpu);
