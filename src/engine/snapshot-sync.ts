@@ -83,6 +83,8 @@ export interface WorkerView {
   kind: number;
   /** When the current stint started, on the model's clock (ns). */
   busySinceNs: number;
+  /** busySinceNs is the source's exact stint start (the native engine's busy_since_ns). */
+  exactSince?: boolean;
 }
 
 export interface SyncOptions {
@@ -122,9 +124,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
   for (const w of snap.workers) {
     if (w.slot >= model.wBusy.length) continue;
     const wasBusy = model.wBusy[w.slot] === 1;
-    const sameStint =
-      wasBusy && w.busy && model.wJob[w.slot] === w.handle && model.wPartition[w.slot] === w.partition;
-    if (wasBusy && !sameStint && !movedOn(model, w, opt)) {
+    if (wasBusy && !sameStint(model, w) && !movedOn(model, w, opt)) {
       ev({
         type: EV_WORKER,
         worker: w.slot,
@@ -223,9 +223,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
   // between polls: its pickup time is not known closer than this snapshot).
   for (const w of snap.workers) {
     if (w.slot >= model.wBusy.length || !w.busy) continue;
-    const sameStint =
-      model.wBusy[w.slot] === 1 && model.wJob[w.slot] === w.handle && model.wPartition[w.slot] === w.partition;
-    if (sameStint) continue;
+    if (sameStint(model, w)) continue;
     out.push({
       seq: 0,
       tNs: movedOn(model, w, opt) ? t : w.busySinceNs,
@@ -247,6 +245,21 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
   if (model.synthActive !== snap.synthesisActive) ev({ type: EV_SYNTH_ACTIVE, value: snap.synthesisActive });
   if (model.memoryUsedBytes !== snap.memoryUsedBytes) ev({ type: EV_MEMORY, value: snap.memoryUsedBytes });
   return out;
+}
+
+/**
+ * The model holds the stint the snapshot shows: busy on the same partition and, where the
+ * source gives the stint's exact start, since then. (After a sequence gap, a hand-off
+ * applied on top of a lost stint end looks to the model like a move within its old stint.)
+ */
+function sameStint(model: StateModel, w: WorkerView): boolean {
+  return (
+    w.busy &&
+    model.wBusy[w.slot] === 1 &&
+    model.wJob[w.slot] === w.handle &&
+    model.wPartition[w.slot] === w.partition &&
+    (!w.exactSince || model.wSinceNs[w.slot] === w.busySinceNs)
+  );
 }
 
 /**
@@ -331,8 +344,8 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
     const busy = w.state === 'proving';
     // A stint cannot have started before the daemon did.
     const stintSecs = Math.min(w.busy_secs ?? 0, s.uptime_secs);
-    const since =
-      m.useBusySinceNs !== false && typeof w.busy_since_ns === 'number' ? w.busy_since_ns : m.snapshotNs - stintSecs * 1e9;
+    const exactSince = m.useBusySinceNs !== false && typeof w.busy_since_ns === 'number';
+    const since = exactSince ? (w.busy_since_ns as number) : m.snapshotNs - stintSecs * 1e9;
     workers.push({
       slot,
       busy,
@@ -340,6 +353,7 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
       partition: busy ? (w.current_partition ?? -1) : -1,
       kind: busy && w.current_kind ? m.kindSlot(w.current_kind) : OTHER_KIND_INDEX,
       busySinceNs: since,
+      exactSince,
     });
   }
   const gpus: GpuView[] = [];

@@ -1,20 +1,22 @@
 /**
  * The exporter on the real reference engine (native library over koffi): exactness of the
  * counters against the engine's own totals and proof results, counters that include the
- * running partition, the busy/gpu invariant at every scrape, the historical-bug fault,
- * promtool on the whole body, /status against the schema.
+ * running partition, the busy/gpu invariant at every scrape and the historical bug (fault
+ * injection: clobber and skip) seen within the same bound, promtool on the whole body,
+ * /status against the schema.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
-import { CTR } from '../../src/engine/abi';
 import { NativeEngine, ProofResult } from '../../src/engine/native-engine';
 import { PROOF_KINDS } from '../../src/engine/kinds';
 import { Workload } from '../../src/engine/workload';
 import { startNativeExporter, untilBatch } from '../helpers/native-exporter';
+import { EventReplay } from '../helpers/event-replay';
+import { recordCollections } from '../helpers/collection-clock';
 import { fixtureNames, fixtureText } from '../helpers/fixtures';
-import { parse, sum, value } from '../helpers/prom-text';
+import { find, parse, sum, value } from '../helpers/prom-text';
 
 const PROMTOOL = '/usr/bin/promtool';
 const hasPromtool = fs.existsSync(PROMTOOL);
@@ -29,57 +31,78 @@ function promtoolCheck(body: string): string {
 }
 
 describe('exporter on the reference engine (cpu backend)', () => {
-  test('counters equal the native counters and the proof results after a workload', async () => {
+  test('exported counters equal an independent replay of the drained events and the proof results', async () => {
     const x = await startNativeExporter({ gpus: 2, workers_per_gpu: 2, synthesis_concurrency: 2 });
     try {
+      // The oracle: every drained event replayed by test code from its timestamps; the
+      // exported time counters are the engine's atomic counter read at the collection, the
+      // per-kind ones the model's: neither is compared with itself.
+      const replay = EventReplay.tap(x.engine);
+      const clock = recordCollections(x.engine);
       const results: ProofResult[] = [];
       const w = new Workload(x.engine, { concurrency: 4, count: 12, onResult: (r) => results.push(r) });
       await w.run();
       expect(results).toHaveLength(12);
       expect(results.every((r) => r.outcome === 'completed')).toBe(true);
       const body = (await x.get('/metrics')).body;
-      const { words } = x.engine.readCounters();
-      const nGpus = words[CTR.GPUS];
-      const nWorkers = nGpus * words[CTR.WORKERS_PER_GPU];
-      const workerBase = CTR.HDR_WORDS + words[CTR.KINDS] * CTR.KIND_WORDS + nGpus * CTR.GPU_WORDS;
-      let nativeBusyNs = 0;
-      for (let wkr = 0; wkr < nWorkers; wkr++) nativeBusyNs += words[workerBase + wkr * CTR.WORKER_WORDS + CTR.W_BUSY_NS];
-      const exported = sum(body, 'cuzk_gpu_worker_busy_seconds_total');
-      expect(nativeBusyNs).toBeGreaterThan(0);
-      expect(Math.abs(exported - nativeBusyNs / 1e9) / (nativeBusyNs / 1e9)).toBeLessThan(1e-6);
-      for (const kind of PROOF_KINDS) {
-        const fromResults = results.filter((r) => r.kind === kind).reduce((a, r) => a + r.gpuNs, 0) / 1e9;
-        const v = value(body, 'cuzk_partition_gpu_seconds_total', { proof_kind: kind });
-        if (fromResults === 0) expect(v).toBe(0);
-        else expect(Math.abs(v - fromResults) / fromResults).toBeLessThan(1e-6);
-        expect(value(body, 'cuzk_proofs_completed_total', { proof_kind: kind })).toBe(results.filter((r) => r.kind === kind).length);
-      }
-      // Per-GPU lock-held and starved time, derived from events, equal the native counters.
-      const gpuBase = CTR.HDR_WORDS + words[CTR.KINDS] * CTR.KIND_WORDS;
-      for (let g = 0; g < nGpus; g++) {
-        const held = words[gpuBase + g * CTR.GPU_WORDS + CTR.G_LOCK_HELD_NS] / 1e9;
-        const starved = words[gpuBase + g * CTR.GPU_WORDS + CTR.G_STARVED_NS] / 1e9;
-        expect(Math.abs(value(body, 'cuzk_gpu_busy_seconds_total', { gpu: String(g) }) - held)).toBeLessThan(1e-6 * held);
-        expect(Math.abs(value(body, 'cuzk_gpu_starved_seconds_total', { gpu: String(g) }) - starved)).toBeLessThan(1e-6 * starved + 1e-9);
-      }
-      // The exported time counters are the engine's atomic read; the model derives the same
-      // totals from events alone (what attach mode relies on): equal to the nanosecond.
-      const m = x.engine.model;
+      const T = clock.last();
+      expect(replay.gaps).toBe(0);
+      expect(replay.events).toBeGreaterThan(12 * 4);
+      // The events' own durations agree with their timestamps.
+      expect(replay.valueMismatches).toEqual([]);
+      const nGpus = x.engine.model.topology.gpus.length;
+      const nWorkers = x.engine.model.topology.workers.length;
+      const close = (got: number, wantNs: number) => Math.abs(got - wantNs / 1e9) < 1e-9;
+
+      let busyTotal = 0;
       for (let wkr = 0; wkr < nWorkers; wkr++) {
-        expect(m.workerBusyNsAt(wkr, 0)).toBe(words[workerBase + wkr * CTR.WORKER_WORDS + CTR.W_BUSY_NS]);
+        const labels = { gpu: String(x.engine.model.topology.workers[wkr].gpu), worker: String(wkr) };
+        const exported = value(body, 'cuzk_gpu_worker_busy_seconds_total', labels);
+        const want = replay.busyAt(wkr, T);
+        expect([labels, exported, close(exported, want)]).toEqual([labels, exported, true]);
+        // The model derives the same total from the events alone (what attach relies on).
+        expect(x.engine.model.workerBusyNsAt(wkr, T)).toBe(want);
+        busyTotal += want;
       }
+      expect(busyTotal).toBeGreaterThan(0);
       for (let g = 0; g < nGpus; g++) {
-        expect(m.gpuLockHeldNsAt(g, 0)).toBe(words[gpuBase + g * CTR.GPU_WORDS + CTR.G_LOCK_HELD_NS]);
-        expect(m.gpuStarvedNsAt(g, 0)).toBe(words[gpuBase + g * CTR.GPU_WORDS + CTR.G_STARVED_NS]);
+        const held = value(body, 'cuzk_gpu_busy_seconds_total', { gpu: String(g) });
+        const starved = value(body, 'cuzk_gpu_starved_seconds_total', { gpu: String(g) });
+        expect([g, close(held, replay.lockHeldAt(g, T)), close(starved, replay.starvedAt(g, T))]).toEqual([g, true, true]);
+        expect(replay.lockHeldAt(g, T)).toBeGreaterThan(0);
+        expect(x.engine.model.gpuLockHeldNsAt(g, T)).toBe(replay.lockHeldAt(g, T));
+        expect(x.engine.model.gpuStarvedNsAt(g, T)).toBe(replay.starvedAt(g, T));
       }
-      // Every worker is idle after the workload. With split proving a worker's busy time is
-      // the union of its partitions' GPU stages (a finalize tail overlaps the next
-      // partition), so it is at most their sum, and the finalize time is part of that sum.
-      const gpuTotal = sum(body, 'cuzk_partition_gpu_seconds_total');
-      expect(exported).toBeLessThanOrEqual(gpuTotal * (1 + 1e-9));
-      const finTotal = sum(body, 'cuzk_partition_finalize_seconds_total');
-      expect(finTotal).toBeGreaterThan(0);
-      expect(finTotal).toBeLessThan(gpuTotal);
+      let gpuTotalNs = 0;
+      let finTotalNs = 0;
+      PROOF_KINDS.forEach((kind, k) => {
+        const mine = results.filter((r) => r.kind === kind);
+        const r = replay.kinds[k];
+        const fromResults = { gpuNs: mine.reduce((a, p) => a + p.gpuNs, 0), synthNs: mine.reduce((a, p) => a + p.synthNs, 0), parts: mine.reduce((a, p) => a + p.partitions, 0) };
+        // Per-proof results, the replay and the exported counters: three independent sums.
+        expect([kind, r.gpuNs, r.synthNs, r.partsCompleted]).toEqual([kind, fromResults.gpuNs, fromResults.synthNs, fromResults.parts]);
+        const got = {
+          gpu: close(value(body, 'cuzk_partition_gpu_seconds_total', { proof_kind: kind }), r.gpuNs),
+          synth: close(value(body, 'cuzk_partition_synthesis_seconds_total', { proof_kind: kind }), r.synthNs),
+          completed: value(body, 'cuzk_partitions_completed_total', { proof_kind: kind }),
+          failed: value(body, 'cuzk_partitions_failed_total', { proof_kind: kind }),
+          proofs: value(body, 'cuzk_proofs_completed_total', { proof_kind: kind }),
+          finalize: close(value(body, 'cuzk_partition_finalize_seconds_total', { proof_kind: kind }), r.finalizeNs),
+          gpuObs: find(body, 'cuzk_partition_gpu_duration_seconds_count', { proof_kind: kind }) ?? 0,
+          synthObs: find(body, 'cuzk_partition_synthesis_duration_seconds_count', { proof_kind: kind }) ?? 0,
+        };
+        expect([kind, got]).toEqual([kind, { gpu: true, synth: true, finalize: true, completed: fromResults.parts, failed: 0, proofs: mine.length, gpuObs: r.gpuStages, synthObs: r.syntheses }]);
+        gpuTotalNs += r.gpuNs;
+        finTotalNs += r.finalizeNs;
+      });
+      // A worker is busy while it owns a partition: never longer in all than the partitions'
+      // GPU stages (equal without split proving; less with it, the finalize tail of one
+      // partition overlapping the worker's next).
+      expect(busyTotal).toBeLessThanOrEqual(gpuTotalNs);
+      // Split proving is on (the default): finalize tails ran, inside the GPU stages.
+      expect(finTotalNs).toBeGreaterThan(0);
+      expect(finTotalNs).toBeLessThan(gpuTotalNs);
+      expect(sum(body, 'cuzk_gpu_worker_busy')).toBe(0);
     } finally {
       await x.close();
     }
@@ -97,17 +120,21 @@ describe('exporter on the reference engine (cpu backend)', () => {
         expect(status).toBe(200);
         const samples = parse(body);
         const busy = sum(samples, 'cuzk_gpu_worker_busy');
-        const onGpu = sum(samples, 'cuzk_partitions', { state: 'gpu' }) + sum(samples, 'cuzk_partitions', { state: 'finalizing' });
-        // A busy worker owns a partition in gpu/finalizing (its latest); partitions on the GPU
-        // never go without a busy worker. More of them than busy workers is split proving.
-        if (busy > onGpu || (onGpu > 0 && busy === 0)) throw new Error(`scrape ${i}: ${busy} busy workers, ${onGpu} partitions in gpu/finalizing`);
+        const onGpu = sum(samples, 'cuzk_partitions', { state: 'gpu' });
+        // Split proving (ABI v2): a finished partition's finalize tail may outlive its
+        // worker's stint on it, so busy workers lie between the partitions whose kernels
+        // run and those plus the finalizing ones (without split proving: busy == onGpu).
+        const finalizing = sum(samples, 'cuzk_partitions', { state: 'finalizing' });
+        if (busy < onGpu || busy > onGpu + finalizing || (onGpu + finalizing > 0 && busy === 0)) {
+          throw new Error(`scrape ${i}: ${busy} busy workers, ${onGpu} partitions on the GPU, ${finalizing} finalizing`);
+        }
         expect(value(samples, 'cuzk_status_mismatch')).toBe(0);
         expect(sum(samples, 'cuzk_status_mismatch_reason')).toBe(0);
         if (busy > 0) sawBusy++;
-        if (onGpu > busy) sawSplit++;
+        if (onGpu + finalizing > busy) sawSplit++;
       }
       // The check is meaningful only if scrapes caught workers busy, and the split-proving
-      // window (more partitions on the GPU than busy workers, which the old check flagged).
+      // window (more partitions on the GPU than busy workers, which a count check flags).
       expect(sawBusy).toBeGreaterThan(10);
       expect(sawSplit).toBeGreaterThan(0);
     } finally {
@@ -116,46 +143,46 @@ describe('exporter on the reference engine (cpu backend)', () => {
     }
   });
 
-  test('the historical clobber on snap-update: cuzk_status_mismatch 1 (owner_idle) within a bounded number of scrapes', async () => {
-    // Default fault mode "clobber": a snap-update partition's end clears its worker even
-    // when the worker already owns a newer partition. Both workers may stay busy on other
-    // partitions' counts; only ownership sees it.
-    const x = await startNativeExporter({ gpus: 1, workers_per_gpu: 2, faults: { status_bug_kind: 'snap-update' } });
+  // The historical bug, reproduced by the engine's fault injection on split proving: the
+  // same 200 scrapes must see the contradiction, with its reason.
+  test('the historical clobber on snap-update: cuzk_status_mismatch 1 (owner_idle) within 200 scrapes', async () => {
+    // Default fault mode "clobber" (the race cuzk shipped): a snap-update partition's end
+    // clears its worker although the worker already owns its next partition. Both workers
+    // may still count as busy on other partitions; only ownership sees it.
+    const x = await startNativeExporter({ gpus: 1, workers_per_gpu: 2, synthesis_concurrency: 2, faults: { status_bug_kind: 'snap-update' } });
     const w = new Workload(x.engine, { concurrency: 3, mix: { 'snap-update': 1 } });
     void w.run();
     try {
-      let scrapes = 0;
-      let body = '';
-      for (; scrapes < 2000; scrapes++) {
-        body = (await x.get('/metrics')).body;
-        if (value(body, 'cuzk_status_mismatch') === 1) break;
+      let seen = 0;
+      for (let i = 0; i < 200 && seen < 3; i++) {
+        const samples = parse((await x.get('/metrics')).body);
+        if (value(samples, 'cuzk_status_mismatch') === 0) continue;
+        seen++;
+        expect(value(samples, 'cuzk_status_mismatch_reason', { reason: 'owner_idle' })).toBe(1);
+        expect(value(samples, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' })).toBe(0);
       }
-      expect(value(body, 'cuzk_status_mismatch')).toBe(1);
-      expect(value(body, 'cuzk_status_mismatch_reason', { reason: 'owner_idle' })).toBe(1);
-      expect(value(body, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' })).toBe(0);
-      // eslint-disable-next-line no-console
-      console.log(`clobber: cuzk_status_mismatch 1 at scrape ${scrapes + 1}`);
+      expect(seen).toBeGreaterThan(0);
     } finally {
       await w.stop(0);
       await x.close();
     }
   });
 
-  test('the historical skip on snap-update: while such partitions are on the GPU no worker is busy, mismatch 1', async () => {
-    const x = await startNativeExporter({ gpus: 1, workers_per_gpu: 2, faults: { status_bug_kind: 'snap-update', status_bug_mode: 'skip' } });
+  test('the historical skip on snap-update: whenever such partitions are on the GPU no worker is busy, mismatch 1 (both reasons)', async () => {
+    const x = await startNativeExporter({ gpus: 1, workers_per_gpu: 2, synthesis_concurrency: 2, faults: { status_bug_kind: 'snap-update', status_bug_mode: 'skip' } });
     const w = new Workload(x.engine, { concurrency: 3, mix: { 'snap-update': 1 } });
     void w.run();
     try {
       let seen = 0;
-      for (let i = 0; i < 400 && seen < 20; i++) {
-        const body = (await x.get('/metrics')).body;
-        const snapOnGpu = value(body, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'gpu' }) + value(body, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'finalizing' });
+      for (let i = 0; i < 200 && seen < 20; i++) {
+        const samples = parse((await x.get('/metrics')).body);
+        const snapOnGpu = value(samples, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'gpu' }) + value(samples, 'cuzk_partitions', { proof_kind: 'snap-update', state: 'finalizing' });
         if (snapOnGpu === 0) continue;
         seen++;
-        expect(value(body, 'cuzk_status_mismatch')).toBe(1);
-        expect(value(body, 'cuzk_status_mismatch_reason', { reason: 'idle_with_partitions_on_gpu' })).toBe(1);
-        expect(value(body, 'cuzk_status_mismatch_reason', { reason: 'owner_idle' })).toBe(1);
-        expect(sum(body, 'cuzk_gpu_worker_busy')).toBe(0);
+        expect(value(samples, 'cuzk_status_mismatch')).toBe(1);
+        expect(value(samples, 'cuzk_status_mismatch_reason', { reason: 'idle_with_partitions_on_gpu' })).toBe(1);
+        expect(value(samples, 'cuzk_status_mismatch_reason', { reason: 'owner_idle' })).toBe(1);
+        expect(sum(samples, 'cuzk_gpu_worker_busy')).toBe(0);
       }
       expect(seen).toBeGreaterThanOrEqual(20);
     } finally {
@@ -208,31 +235,35 @@ describe('exporter on the reference engine (cpu backend)', () => {
 });
 
 describe('counters include the running partition (sim backend, long GPU stage)', () => {
-  test('two scrapes ~200 ms apart: busy seconds grow by the time between the collections', async () => {
-    // One winning-post whose GPU stage lasts 3 s in the timing model.
+  test('two scrapes ~200 ms apart: busy seconds grow by exactly the engine time between the collections', async () => {
+    // One winning-post whose GPU stage outlasts the test (cancelled at the end).
     const x = await startNativeExporter({
       backend: 'sim',
       gpus: 1,
       workers_per_gpu: 1,
       time_scale: 1,
-      sim: { 'winning-post': { synth_ms: 10, gpu_ms: 3000, jitter: 0 } },
+      sim: { 'winning-post': { synth_ms: 10, gpu_ms: 600_000, jitter: 0 } },
     });
     try {
+      const clock = recordCollections(x.engine);
       const job = x.engine.submit('winning-post');
       await untilBatch(x.engine, () => x.engine.model.wBusy[0] === 1);
+      const labels = { gpu: '0', worker: '0' };
+      // The clock is the engine's own, read by the collection itself: how long the request
+      // waited before or after it does not matter.
       const scrape = async () => {
-        const t = x.engine.now();
         const body = (await x.get('/metrics')).body;
-        return { t, busy: value(body, 'cuzk_gpu_worker_busy_seconds_total', { gpu: '0', worker: '0' }), stint: value(body, 'cuzk_gpu_worker_current_partition_seconds', { gpu: '0', worker: '0' }) };
+        return { t: clock.last(), busy: value(body, 'cuzk_gpu_worker_busy_seconds_total', labels), stint: value(body, 'cuzk_gpu_worker_current_partition_seconds', labels), owns: value(body, 'cuzk_gpu_worker_busy', labels) };
       };
       const a = await scrape();
       await new Promise((r) => setTimeout(r, 200)); // the interval under test, not synchronisation
       const b = await scrape();
+      expect([a.owns, b.owns]).toEqual([1, 1]);
       const between = (b.t - a.t) / 1e9;
       expect(between).toBeGreaterThan(0.15);
-      expect(Math.abs(b.busy - a.busy - between)).toBeLessThan(0.005);
       expect(a.busy).toBeGreaterThan(0);
-      expect(Math.abs(b.stint - a.stint - between)).toBeLessThan(0.005);
+      expect(Math.abs(b.busy - a.busy - between)).toBeLessThan(1e-9);
+      expect(Math.abs(b.stint - a.stint - between)).toBeLessThan(1e-9);
       x.engine.cancel(job);
       await x.engine.awaitProof(job);
     } finally {
