@@ -22,7 +22,21 @@ import { Behaviour, StatusServer } from './status-server';
 const GOOD = fixture('02-snap-busy-consistent.json');
 const JOB = 'ps-snap-7f3a9c2e-41d8-4b6a-9a0e-5c1d2b3e4f50';
 const MB50 = 50 * 1024 * 1024;
+/**
+ * Poll deadlines, kept apart so a loaded machine cannot turn one case into another: only the
+ * polls that test the deadline itself (a daemon that hangs) get TIMEOUT_MS; every other poll
+ * (the good ones before and after, and every other bad input) gets GOOD_TIMEOUT_MS, far more
+ * than a small local answer takes however busy the machine.
+ */
 const TIMEOUT_MS = 300;
+const GOOD_TIMEOUT_MS = 30_000;
+
+/** Sets the attach source's poll deadline for the polls that follow. */
+function setPollTimeout(h: Harness, ms: number): void {
+  const opts = (h.source as unknown as { opts?: { timeoutMs?: unknown } }).opts;
+  if (!opts || typeof opts.timeoutMs !== 'number') throw new Error('AttachSource keeps no opts.timeoutMs any more: update setPollTimeout in bad-input.test.ts');
+  opts.timeoutMs = ms;
+}
 
 /** Fixture 02, changed by `f` (a deep copy: the fixture stays intact). */
 function good(f: (s: Record<string, any>) => void = () => {}): string {
@@ -177,7 +191,7 @@ describe.each(CASES)('$name', (c) => {
 
   beforeAll(async () => {
     daemon = await StatusServer.start();
-    h = await startHarness({ url: daemon.url, timeoutMs: TIMEOUT_MS });
+    h = await startHarness({ url: daemon.url, timeoutMs: GOOD_TIMEOUT_MS });
   });
   afterAll(async () => {
     await h.close();
@@ -185,6 +199,7 @@ describe.each(CASES)('$name', (c) => {
   });
 
   test('counted, logged once, no wrong number, well-formed /metrics, recovers', async () => {
+    setPollTimeout(h, GOOD_TIMEOUT_MS);
     daemon.behaviour = body(GOOD.text);
     await h.source.pollOnce();
     const base = await scrape(h);
@@ -195,6 +210,7 @@ describe.each(CASES)('$name', (c) => {
     const mem0 = process.memoryUsage();
     if (c.refuse) await daemon.close();
     else daemon.behaviour = c.behaviour!;
+    setPollTimeout(h, c.reason === 'timeout' ? TIMEOUT_MS : GOOD_TIMEOUT_MS);
     await h.source.pollOnce();
     const mem1 = process.memoryUsage();
     const bad = await scrape(h);
@@ -249,6 +265,7 @@ describe.each(CASES)('$name', (c) => {
 
     // A good snapshot again: up, and nothing counted twice.
     if (c.refuse) return;
+    setPollTimeout(h, GOOD_TIMEOUT_MS);
     daemon.behaviour = body(GOOD.text);
     await h.source.pollOnce();
     const back = await scrape(h);
