@@ -144,41 +144,59 @@ describe('bad input: one readable line and a non-zero exit', () => {
   });
 });
 
+/** Resolves once `get()` satisfies `done`, polling every 100 ms; the cap only stops a run that hangs. */
+async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, capMs = 90_000): Promise<T> {
+  const cap = Date.now() + capMs;
+  for (;;) {
+    const v = await get();
+    if (done(v)) return v;
+    if (Date.now() > cap) throw new Error(`${what}: not within ${capMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe('run (what npm start runs)', () => {
-  test('serves every DESIGN §5 metric within 10 s of starting', async () => {
-    const t0 = Date.now();
+  // Waits on the condition (every metric present) rather than a fixed deadline: how long the
+  // first proofs take to finish depends on how busy the machine is.
+  test('serves every DESIGN §5 metric once its workload has run', async () => {
     const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0']);
     try {
       const wanted = ['cuzk_gpu_worker_busy', 'cuzk_gpu_worker_busy_seconds_total', 'cuzk_gpu_busy_seconds_total', 'cuzk_partition_gpu_seconds_total', 'cuzk_partition_synthesis_seconds_total', 'cuzk_partition_gpu_duration_seconds_bucket', 'cuzk_partition_synthesis_duration_seconds_bucket', 'cuzk_partitions', 'cuzk_partitions_completed_total', 'cuzk_partitions_failed_total', 'cuzk_proofs_completed_total', 'cuzk_proofs_failed_total', 'cuzk_proof_duration_seconds_bucket', 'cuzk_proof_queue_wait_seconds_bucket', 'cuzk_queue_depth', 'cuzk_synthesis_active', 'cuzk_synthesis_max_concurrent', 'cuzk_memory_budget_bytes', 'cuzk_memory_used_bytes', 'cuzk_status_mismatch', 'cuzk_up', 'cuzk_exporter_events_total', 'cuzk_exporter_events_dropped_total', 'cuzk_exporter_build_info', 'cuzk_gpu_info', 'cuzk_gpu_idle_gap_seconds_bucket', 'cuzk_gpu_starved_seconds_total', 'cuzk_exporter_scrape_duration_seconds'];
-      let missing = wanted;
-      let body = '';
-      while (missing.length > 0 && Date.now() - t0 < 10_000) {
-        body = await (await fetch(`${s.url}/metrics`)).text();
-        missing = wanted.filter((n) => !new RegExp(`^${n}[{ ]`, 'm').test(body));
-      }
-      expect(missing).toEqual([]);
-      expect(Date.now() - t0).toBeLessThan(10_000);
+      const missingIn = (body: string) => wanted.filter((n) => !new RegExp(`^${n}[{ ]`, 'm').test(body));
+      const body = await until('every DESIGN §5 metric on /metrics', async () => (await fetch(`${s.url}/metrics`)).text(), (b) => missingIn(b).length === 0).catch(async (e: Error) => {
+        const last = await (await fetch(`${s.url}/metrics`)).text();
+        throw new Error(`${e.message}; missing: ${missingIn(last).join(', ')}`);
+      });
+      expect(missingIn(body)).toEqual([]);
       expect(s.out().stdout).toContain('status page: http://127.0.0.1:');
     } finally {
       s.child.kill('SIGTERM');
       await s.exit;
     }
-  });
+  }, 120_000);
 });
 
 describe('signals', () => {
-  test.each(['SIGTERM', 'SIGINT'] as const)('%s: proofs in flight finish or are cancelled within the grace, engine closes, exit 0', async (sig) => {
-    const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0', '--engine.backend', 'sim', '--engine.time-scale', '0.05', '--workload.concurrency', '4', '--shutdown.grace', '1s']);
-    const res = await fetch(`${s.url}/metrics`);
-    expect(res.status).toBe(200);
+  // SnapDeals proofs at production time scale (9 s syntheses) cannot finish within a 1 s
+  // grace: whatever the machine's load, the proofs in flight at the signal are cancelled
+  // after the grace, and none is waited for.
+  test.each(['SIGTERM', 'SIGINT'] as const)('%s: proofs in flight get the grace, then are cancelled; engine closes, exit 0', async (sig) => {
+    const s = await startServing(['run', '--web.listen-address', '127.0.0.1:0', '--engine.backend', 'sim', '--engine.time-scale', '1', '--workload.mix', 'snap-update=1', '--workload.concurrency', '4', '--shutdown.grace', '1s']);
+    // Proofs are in flight (their partitions are in the engine) before the signal.
+    await until('proofs in flight', async () => (await fetch(`${s.url}/metrics`)).text(), (b) => /^cuzk_partitions\{[^}]*\} [1-9]/m.test(b));
     const t0 = Date.now();
     s.child.kill(sig);
     const r = await s.exit;
     const elapsed = Date.now() - t0;
     expect(r.code).toBe(0);
     expect(r.signal).toBeNull();
-    expect(elapsed).toBeLessThan(8000);
-    expect(s.out().stderr).toMatch(new RegExp(`msg="shutting down" signal=${sig} in_flight=\\d+ grace_s=1`));
-    expect(s.out().stderr).toMatch(/msg=stopped finished=\d+ cancelled=\d+/);
+    expect(elapsed).toBeGreaterThanOrEqual(1000); // the grace was given
+    const err = s.out().stderr;
+    const shut = new RegExp(`msg="shutting down" signal=${sig} in_flight=(\\d+) grace_s=1`).exec(err);
+    const stopped = /msg=stopped finished=(\d+) cancelled=(\d+)/.exec(err);
+    expect([shut !== null, stopped !== null]).toEqual([true, true]);
+    const inFlight = Number(shut![1]);
+    expect(inFlight).toBeGreaterThan(0);
+    expect({ finished: Number(stopped![1]), cancelled: Number(stopped![2]) }).toEqual({ finished: 0, cancelled: inFlight });
   });
 });
