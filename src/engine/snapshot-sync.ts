@@ -8,6 +8,7 @@
  * One path from snapshot to model means one copy of the metric logic (DESIGN §7).
  */
 import {
+  EVF_ABANDONED,
   EVF_FIRST,
   EVF_RESYNC,
   EV_GPU_LOCK,
@@ -67,6 +68,12 @@ export interface PipelineView {
   /** Milliseconds as cuzk reports them; null before the stage started. */
   synthMs: ArrayLike<number | null>;
   gpuMs: ArrayLike<number | null>;
+  /**
+   * Per partition: failed because of its job (a sibling failed, the proof was cancelled),
+   * not by its own error — our engine's `"abandoned": true`. Not a partition failure (one
+   * meaning of cuzk_partitions_failed_total for every source).
+   */
+  abandoned?: ArrayLike<boolean>;
   /** When each partition entered finalizing, on the model's clock (native engine only). */
   finSinceNs?: ArrayLike<number | null>;
   /** The job has ended (all partitions done/failed, or the source says so). */
@@ -167,7 +174,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
       if (from < PART_SYNTH_DONE && to >= PART_SYNTH_DONE) {
         const synth = p.synthMs[i];
         const reached = to === PART_FAILED && synth === null ? PART_FAILED : PART_SYNTH_DONE;
-        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: reached, value: synth === null ? 0 : synth * MS_TO_NS });
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: reached, value: synth === null ? 0 : synth * MS_TO_NS, flags: reached === PART_FAILED && p.abandoned?.[i] ? flags | EVF_ABANDONED : flags });
         if (reached === PART_FAILED) continue;
       }
       if (to === PART_SYNTH_DONE) continue;
@@ -194,6 +201,7 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
         partition: i,
         aux: to,
         value: gpu === null ? 0 : gpu * MS_TO_NS,
+        flags: to === PART_FAILED && p.abandoned?.[i] ? flags | EVF_ABANDONED : flags,
       });
     }
     if (p.outcome !== null && !job?.finished) {
@@ -327,6 +335,7 @@ export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
       states,
       synthMs: p.partitions.map((x) => x.synth_ms),
       gpuMs: p.partitions.map((x) => x.gpu_ms),
+      abandoned: p.partitions.map((x) => (x as { abandoned?: unknown }).abandoned === true),
       finSinceNs:
         m.useBusySinceNs !== false
           ? p.partitions.map((x) => {

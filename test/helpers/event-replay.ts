@@ -56,6 +56,9 @@ export interface KindTotals {
   finalizeNs: number;
   gpuStages: number;
   syntheses: number;
+  /** Each GPU stage's and each completed synthesis's duration (ns), in order. */
+  gpuStageNs: number[];
+  synthesisNs: number[];
   partsCompleted: number;
   /** Own failures only (FAILED without EVF_ABANDONED). */
   partsFailed: number;
@@ -91,7 +94,7 @@ export class EventReplay {
     this.starvedNs = new Array<number>(gpus).fill(0);
     this.starvedSince = new Array<number | null>(gpus).fill(null);
     for (let k = 0; k < kinds; k++) {
-      this.kinds.push({ gpuNs: 0, synthNs: 0, finalizeNs: 0, gpuStages: 0, syntheses: 0, partsCompleted: 0, partsFailed: 0, partsAbandoned: 0, proofs: { completed: 0, failed: 0, cancelled: 0 } });
+      this.kinds.push({ gpuNs: 0, synthNs: 0, finalizeNs: 0, gpuStages: 0, syntheses: 0, gpuStageNs: [], synthesisNs: [], partsCompleted: 0, partsFailed: 0, partsAbandoned: 0, proofs: { completed: 0, failed: 0, cancelled: 0 } });
     }
   }
 
@@ -196,7 +199,7 @@ export class EventReplay {
         if (aux === SYNTH_DONE) this.synthDone++;
         if (aux === SYNTHESIZING) p.synthStart = t;
         else if (aux === SYNTH_DONE) {
-          if (k) (k.synthNs += t - p.synthStart), k.syntheses++;
+          if (k) (k.synthNs += t - p.synthStart), k.syntheses++, k.synthesisNs.push(t - p.synthStart);
           check(`partition ${key} synthesis`, t - p.synthStart);
         } else if (aux === GPU && from !== GPU) p.gpuStart = t;
         else if (aux === FINALIZING) {
@@ -206,7 +209,7 @@ export class EventReplay {
         }
         if (from === FINALIZING && aux !== FINALIZING && k) k.finalizeNs += t - p.finStart;
         if ((from === GPU || from === FINALIZING) && (aux === DONE || aux === FAILED)) {
-          if (k) (k.gpuNs += t - p.gpuStart), k.gpuStages++;
+          if (k) (k.gpuNs += t - p.gpuStart), k.gpuStages++, k.gpuStageNs.push(t - p.gpuStart);
           check(`partition ${key} GPU stage`, t - p.gpuStart);
         }
         if (k && aux === DONE) k.partsCompleted++;
