@@ -24,7 +24,7 @@ import type { ErrorCounts } from '../error-counts';
 import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../kinds';
 import { findPackageRoot } from '../../util/package-root';
 import type { Logger } from '../../util/logger';
-import { Surface, ThrottledLog, WorkerClaim, hrNowNs, quoteName } from './surface';
+import { SampleHistory, Surface, ThrottledLog, WorkerClaim, WorkerSample, hrNowNs, quoteName } from './surface';
 
 export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart'] as const;
 type GrpcReason = (typeof GRPC_ERRORS)[number];
@@ -251,9 +251,10 @@ export class GrpcSurface implements Surface {
   wParts = new Float64Array(0);
   wJob: string[] = [];
   wKind = new Int16Array(0);
-  /** Per worker: the state's first and last sample (hrtime ns), for the cross-check. */
-  private claimSince = new Float64Array(0);
   lastStatusHr = 0;
+  /** When the last GetStatus that answered was sent (its answer holds somewhere after). */
+  lastStatusAskHr = 0;
+  private readonly samples = new SampleHistory();
   busyWorkers = 0;
   private readonly kindOfJob = new Map<string, number>();
   private readonly handles = new Map<string, number>();
@@ -469,7 +470,8 @@ export class GrpcSurface implements Surface {
   }
 
   /** Applies a validated GetStatus answer taken at hrtime `t` (tests call it directly). */
-  applyStatus(s: StatusMsg, t: number, _asked = t): void {
+  applyStatus(s: StatusMsg, t: number, asked = t): void {
+    this.lastStatusAskHr = asked;
     const n = s.gpus.length;
     if (n !== this.wBusy.length) this.resize(n);
     this.workerGpu = s.gpus.map((g) => g.ordinal);
@@ -509,8 +511,8 @@ export class GrpcSurface implements Surface {
         this.wKind[w] = kind < 0 ? OTHER_KIND_INDEX : kind;
       }
       if (!busy) this.wJob[w] = '';
-      if (busy !== was || (busy && !same)) this.claimSince[w] = t;
       if (busy) this.wSeenUntil[w] = t;
+      this.samples.add(w, { startHr: asked, endHr: t, busy, kind: busy ? this.wKind[w] : -1 });
     }
     this.queueDepth.fill(0);
     for (const q of s.queues) this.queueDepth[this.kindSlot(q.proof_kind) < 0 ? OTHER_KIND_INDEX : this.kindSlot(q.proof_kind)] += q.pending;
@@ -570,7 +572,6 @@ export class GrpcSurface implements Surface {
     this.wBusyNs = copy(this.wBusyNs);
     this.wParts = copy(this.wParts);
     this.wKind = copy(this.wKind);
-    this.claimSince = copy(this.claimSince);
     this.wJob = this.wJob.slice(0, n);
     while (this.wJob.length < n) this.wJob.push('');
   }
@@ -580,8 +581,15 @@ export class GrpcSurface implements Surface {
     return this.lastStatusHr;
   }
 
+  /** The newest GetStatus answer about worker `id` taken entirely before `t` (null if none, or down). */
+  sampleUntil(id: number, t: number): WorkerSample | null {
+    return this.statusUp ? this.samples.newestUntil(id, t) : null;
+  }
+
+  /** The last GetStatus answer about worker `id`: a sample, somewhere in the call's window. */
   claim(id: number): WorkerClaim | null {
     if (id >= this.wBusy.length || !this.statusUp) return null;
-    return { busy: this.wBusy[id] === 1, sinceHr: this.claimSince[id], untilHr: this.lastStatusHr };
+    const busy = this.wBusy[id] === 1;
+    return { busy, sinceHr: this.lastStatusAskHr, untilHr: this.lastStatusHr, sample: true, kind: busy ? this.wKind[id] : -1 };
   }
 }

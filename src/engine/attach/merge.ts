@@ -28,13 +28,13 @@
  * historical bug — is exactly what this exists to show.
  */
 import type { ErrorCounts } from '../error-counts';
-import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES } from '../kinds';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../kinds';
 import type { MetricsSource } from '../source';
 import { GpuInfo, ModelObserver, StateModel, Topology } from '../state-model';
 import type { Logger } from '../../util/logger';
 import { GrpcSurface } from './grpc-surface';
 import { StatusSurface } from './status-surface';
-import { Surface, SurfaceName, ThrottledLog, WorkerClaim, hrNowNs } from './surface';
+import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';
 import { TimelineSurface } from './timeline-surface';
 
 export interface MergeOptions {
@@ -70,6 +70,8 @@ export interface SurfaceState {
 }
 
 type WorkerDriver = 'timeline' | 'status' | 'grpc';
+const WINDOW_POST = kindIndex('window-post');
+const WINNING_POST = kindIndex('winning-post');
 
 /** Forwards one surface's histogram observations to the exporter's observer (set later by Telemetry). */
 function forwardTo(model: StateModel): ModelObserver {
@@ -96,9 +98,10 @@ export class MergedAttachSource implements MetricsSource {
   readonly proofsDriver: 'grpc' | 'status' | null;
   private readonly errors: ErrorCounts;
   private readonly tolNs: number;
+  /** Margin between a sample and a continuous claim (clocks, cuzk's update order); <= tolNs. */
+  private readonly tolPtNs: number;
   private readonly log: ThrottledLog;
   private disagreements: Disagreement[] = [];
-  private disagreeSince = 0;
   private readonly outOfRange = new Set<number>();
   private slotById = new Map<number, number>();
   private statusSlotById = new Map<number, number>();
@@ -127,6 +130,7 @@ export class MergedAttachSource implements MetricsSource {
     this.partitionDriver = this.timeline ? 'timeline' : this.status ? 'status' : null;
     this.proofsDriver = this.grpc ? 'grpc' : this.status ? 'status' : null;
     this.tolNs = (opts.skewToleranceMs ?? Math.max(2000, 2 * opts.pollIntervalMs)) * 1e6;
+    this.tolPtNs = Math.min(250e6, this.tolNs);
     this.log = new ThrottledLog(opts.logger, { surface: 'merge' });
 
     const fwd = forwardTo(this.model);
@@ -339,21 +343,22 @@ export class MergedAttachSource implements MetricsSource {
 
   // ---- cross-check ----
 
-  private claims(id: number): Partial<Record<SurfaceName, WorkerClaim | null>> {
-    return {
-      status: this.status?.claim(id, (x) => this.statusSlotById.get(x) ?? -1) ?? null,
-      grpc: this.grpc?.claim(id) ?? null,
-      timeline: this.timeline?.claim(id) ?? null,
-    };
-  }
-
-  /** Both claims hold around one moment x with the tolerance on each side of the idle one. */
-  private overlap(idle: WorkerClaim, busy: WorkerClaim): number {
-    const lo = Math.max(busy.sinceHr, idle.sinceHr + this.tolNs);
-    const hi = Math.min(busy.untilHr, idle.untilHr - this.tolNs);
-    return hi >= lo ? Math.min(busy.untilHr, idle.untilHr) - Math.max(busy.sinceHr, idle.sinceHr) : -1;
-  }
-
+  /**
+   * A worker one surface says is proving while another says it is idle, for certain. TIMELINE
+   * claims are continuous (its state since its last transition, up to what the log is known to
+   * be read to — a second or more back); /status' busy is continuous too (since cuzk's own
+   * busy_secs); a /status snapshot or a GetStatus answer is a sample: the state held at some
+   * instant of the request's window. A sample contradicts a continuous claim when the
+   * continuous one covers the sample's whole window with `tolPtNs` to spare on both sides (the
+   * newest sample the continuous claim reaches is compared); two continuous claims when they
+   * overlap by 2 × `tolPtNs`. The margin covers the surfaces' clocks (TIMELINE's offsets mapped
+   * onto ours) and the order in which cuzk updates them around a pickup or an end (its /status
+   * marks a worker busy before the GPU_PICKUP line and idle after GPU_END). gRPC's idle is
+   * never a claim: cuzk clears current_job unconditionally. Two samples never contradict for
+   * certain; the one exception is /status' blindness to PoSt seen by gRPC alone: every
+   * snapshot idle around a GetStatus answer that has the worker on a WindowPoSt/WinningPoSt,
+   * with the sampled tolerance `tolNs` on each side.
+   */
   private crossCheck(): void {
     const m = this.model;
     if (this.surfaces.length < 2) {
@@ -361,32 +366,43 @@ export class MergedAttachSource implements MetricsSource {
       return;
     }
     const out: Disagreement[] = [];
-    // (says idle, says busy): gRPC's idle is not a claim (its unconditional clear).
-    const pairs: [SurfaceName, SurfaceName][] = [
-      ['status', 'timeline'],
-      ['status', 'grpc'],
-      ['timeline', 'status'],
-      ['timeline', 'grpc'],
-    ];
+    const t = this.tolPtNs;
     const workers = m.topology.workers;
     for (let i = 0; i < workers.length; i++) {
-      const c = this.claims(workers[i].id);
-      for (const [idleBy, busyBy] of pairs) {
-        const I = c[idleBy];
-        const B = c[busyBy];
-        if (!I || !B || I.busy || !B.busy) continue;
-        const o = this.overlap(I, B);
-        if (o >= 0) {
-          out.push({ worker: workers[i].id, gpu: workers[i].gpu, busy_per: busyBy, idle_per: idleBy, overlap_secs: o / 1e9 });
-          break;
+      const id = workers[i].id;
+      const gpu = workers[i].gpu;
+      const tl = this.timeline?.claim(id) ?? null;
+      const st = this.status?.claim(id, (x) => this.statusSlotById.get(x) ?? -1) ?? null;
+      let found: Disagreement | null = null;
+      const hit = (busyBy: SurfaceName, idleBy: SurfaceName, overlapNs: number) => {
+        found = { worker: id, gpu, busy_per: busyBy, idle_per: idleBy, overlap_secs: overlapNs / 1e9 };
+      };
+      if (tl && tl.busy) {
+        // TIMELINE proving; the newest /status snapshot it reaches says idle.
+        const s = this.status?.sampleUntil(id, tl.untilHr - t);
+        if (s && !s.busy && tl.sinceHr + t <= s.startHr) hit('timeline', 'status', tl.untilHr - tl.sinceHr);
+      } else if (tl) {
+        // TIMELINE idle; /status (continuously) or a GetStatus answer says proving.
+        if (st && st.busy) {
+          const o = Math.min(tl.untilHr, st.untilHr) - Math.max(tl.sinceHr, st.sinceHr);
+          if (o >= 2 * t) hit('status', 'timeline', o);
+        }
+        const g = found ? null : this.grpc?.sampleUntil(id, tl.untilHr - t);
+        if (g && g.busy && tl.sinceHr + t <= g.startHr) hit('grpc', 'timeline', tl.untilHr - tl.sinceHr);
+      }
+      if (!found && st && !st.busy && this.grpc) {
+        const since = this.status!.idleSinceHr(id);
+        const g = this.grpc.sampleUntil(id, st.untilHr - this.tolNs);
+        if (since !== null && g && g.busy && (g.kind === WINDOW_POST || g.kind === WINNING_POST) && since + this.tolNs <= g.startHr) {
+          hit('grpc', 'status', st.untilHr - since);
         }
       }
+      if (found) out.push(found);
     }
     const was = this.disagreements.length > 0;
     this.disagreements = out;
     m.setMismatchReason('surfaces_disagree', out.length > 0);
     if (out.length > 0 && !was) {
-      this.disagreeSince = Date.now();
       const d = out[0];
       this.log.log('warn', `surfaces disagree: worker ${d.worker} is proving per ${d.busy_per} but idle per ${d.idle_per}${out.length > 1 ? ` (+${out.length - 1} more workers)` : ''}`, true);
     }

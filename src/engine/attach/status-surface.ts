@@ -13,7 +13,7 @@ import { AttachSource } from '../attach-source';
 import type { ErrorCounts } from '../error-counts';
 import { OTHER_KIND_INDEX, kindIndex } from '../kinds';
 import type { Logger } from '../../util/logger';
-import type { Surface, WorkerClaim } from './surface';
+import { SampleHistory, Surface, WorkerClaim, WorkerSample, hrNowNs } from './surface';
 
 export interface StatusSurfaceOptions {
   url: string;
@@ -47,8 +47,17 @@ export class StatusSurface implements Surface {
       logger: opts.logger,
       errors: opts.errors,
     });
+    // The request's window bounds when the snapshot was taken (the cross-check's margin).
+    const poll = this.attach.pollOnce.bind(this.attach);
+    this.attach.pollOnce = () => {
+      this.lastStartHr = hrNowNs();
+      return poll();
+    };
     this.attach.onPoll = (ok) => {
-      if (ok) this.afterPoll();
+      if (ok) {
+        this.pollStartHr = this.lastStartHr;
+        this.afterPoll();
+      }
       this.onPoll?.(ok);
     };
   }
@@ -76,6 +85,7 @@ export class StatusSurface implements Surface {
   /** Feeds a parsed body directly (tests), as a successful poll at hrtime `nowNs`. */
   applyBody(body: unknown, nowNs?: number): void {
     this.attach.applyBody(body, nowNs);
+    this.pollStartHr = this.attach.nowNs();
     this.afterPoll();
   }
 
@@ -93,27 +103,51 @@ export class StatusSurface implements Surface {
     const m = this.attach.model;
     const t = this.attach.nowNs();
     const ids = new Set<number>();
+    const start = Math.min(this.pollStartHr || t, t);
     m.topology.workers.forEach((w, slot) => {
       ids.add(w.id);
+      this.samples.add(w.id, { startHr: start, endHr: t, busy: m.wBusy[slot] === 1, kind: m.wBusy[slot] ? m.wKind[slot] : -1 });
       if (m.wBusy[slot]) this.idleSince.delete(w.id);
       else if (!this.idleSince.has(w.id)) this.idleSince.set(w.id, t);
     });
     for (const id of this.idleSince.keys()) if (!ids.has(id)) this.idleSince.delete(id);
+    this.samples.retain(ids);
   }
+
+  /** Each worker's last snapshots (TIMELINE vouches for a time a second or more back: older samples are compared). */
+  private readonly samples = new SampleHistory();
+
+  /** When the poll that brought the last snapshot was sent: the snapshot holds somewhere after. */
+  private pollStartHr = 0;
+  private lastStartHr = 0;
 
   /** The kind /status gave a job (-1 if it never listed it). */
   kindOf(jobId: string): number {
     return this.kindOfJob.get(jobId) ?? -1;
   }
 
-  /** What the last snapshot says about worker `id` (null if none, or the surface is down). */
+  /**
+   * What the last snapshot says about worker `id` (null if none, or the surface is down):
+   * busy — continuously since cuzk's own busy_secs start; idle — a sample, somewhere in the
+   * last request's window.
+   */
   claim(id: number, slotOf: (id: number) => number): WorkerClaim | null {
     const m = this.attach.model;
     if (!m.up) return null;
     const slot = slotOf(id);
     if (slot < 0) return null;
     const until = this.attach.nowNs();
-    if (m.wBusy[slot]) return { busy: true, sinceHr: m.wSinceNs[slot], untilHr: until };
-    return { busy: false, sinceHr: this.idleSince.get(id) ?? until, untilHr: until };
+    if (m.wBusy[slot]) return { busy: true, sinceHr: m.wSinceNs[slot], untilHr: until, sample: false, kind: m.wKind[slot] };
+    return { busy: false, sinceHr: Math.min(this.pollStartHr || until, until), untilHr: until, sample: true, kind: -1 };
+  }
+
+  /** The newest snapshot of worker `id` taken entirely before `t` (null if none, or the surface is down). */
+  sampleUntil(id: number, t: number): WorkerSample | null {
+    return this.attach.model.up ? this.samples.newestUntil(id, t) : null;
+  }
+
+  /** Since when (hrtime) every snapshot has shown worker `id` idle, or null (busy, unknown). */
+  idleSinceHr(id: number): number | null {
+    return this.attach.model.up ? (this.idleSince.get(id) ?? null) : null;
   }
 }

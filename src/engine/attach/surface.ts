@@ -23,10 +23,60 @@ export interface Surface {
 /** What one surface says about one worker, on the exporter's hrtime clock (ns). */
 export interface WorkerClaim {
   busy: boolean;
-  /** The claim holds since (a lower bound of what the surface can vouch for). */
+  /**
+   * Continuous claims (TIMELINE, /status' busy with cuzk's own busy_secs): the state held over
+   * all of [sinceHr, untilHr]. Sampled claims (one /status snapshot or gRPC answer): the state
+   * held at some instant of that window (the request's).
+   */
   sinceHr: number;
-  /** ... until at least (the time the surface was last read). */
   untilHr: number;
+  sample: boolean;
+  /** Kind slot of the job a busy worker runs, where the surface says it; else -1. */
+  kind: number;
+}
+
+/** One sampled answer about a worker: its state at some instant of [startHr, endHr]. */
+export interface WorkerSample {
+  startHr: number;
+  endHr: number;
+  busy: boolean;
+  /** Kind slot of the job a busy worker runs, where the surface says it; else -1. */
+  kind: number;
+}
+
+/**
+ * Each worker's recent samples, oldest first: those of the last `maxAgeNs` (TIMELINE vouches
+ * for a moment a second or more back, so older samples are what it is compared with), at most
+ * `maxCount`.
+ */
+export class SampleHistory {
+  private readonly byId = new Map<number, WorkerSample[]>();
+  constructor(
+    private readonly maxAgeNs = 30e9,
+    private readonly maxCount = 256,
+  ) {}
+
+  add(id: number, s: WorkerSample): void {
+    let a = this.byId.get(id);
+    if (!a) this.byId.set(id, (a = []));
+    a.push(s);
+    let drop = 0;
+    while (drop < a.length - 1 && (a.length - drop > this.maxCount || a[drop].endHr < s.endHr - this.maxAgeNs)) drop++;
+    if (drop > 0) a.splice(0, drop);
+  }
+
+  /** The newest sample of `id` whose window ends at or before `t` (null if none). */
+  newestUntil(id: number, t: number): WorkerSample | null {
+    const a = this.byId.get(id);
+    if (!a) return null;
+    for (let i = a.length - 1; i >= 0; i--) if (a[i].endHr <= t) return a[i];
+    return null;
+  }
+
+  /** Forgets workers not in `ids` (a daemon restart with fewer workers). */
+  retain(ids: Set<number>): void {
+    for (const id of this.byId.keys()) if (!ids.has(id)) this.byId.delete(id);
+  }
 }
 
 export const hrNowNs = (): number => Number(process.hrtime.bigint());

@@ -637,7 +637,8 @@ export class TimelineSurface implements Surface, FollowerSink {
   /** What this surface says about worker `id` (null: never seen in this daemon run). */
   claim(id: number): WorkerClaim | null {
     if (id >= this.wSeen.length || !this.wKnown[id] || this.runs === 0) return null;
-    return { busy: this.wBusy[id] === 1, sinceHr: this.toHr(this.wChange[id]), untilHr: this.readUntilHr() };
+    const own = this.wOwnJob[id];
+    return { busy: this.wBusy[id] === 1, sinceHr: this.toHr(this.wChange[id]), untilHr: this.readUntilHr(), sample: false, kind: own ? own.kind : -1 };
   }
 
   /** Worker ids seen in the current daemon run, ascending. */
