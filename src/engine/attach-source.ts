@@ -84,9 +84,16 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, s
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The signal lives as long as the source: a listener left on it per poll would leak.
+      signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
       else resolve(body!);
     };
+    // Shutdown does not wait for a hung daemon (the poll is abandoned, not counted).
+    function onAbort(): void {
+      req.destroy();
+      finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
+    }
     const req = mod.get(u, { headers: { Accept: 'application/json' }, agent: false }, (res) => {
       res.on('close', () => {
         if (!res.complete) finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
@@ -121,11 +128,7 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, s
       );
     });
     req.on('error', (e: NodeJS.ErrnoException) => finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`)));
-    // Shutdown does not wait for a hung daemon (the poll is abandoned, not counted).
-    signal?.addEventListener('abort', () => {
-      req.destroy();
-      finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
-    });
+    signal?.addEventListener('abort', onAbort);
     const timer = setTimeout(() => {
       req.destroy();
       finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
