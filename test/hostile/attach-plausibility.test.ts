@@ -11,15 +11,18 @@
  *  - the gRPC surface: the same oscillating per-kind counter (GetMetrics) is never re-added;
  *  - SIGTERM while a poll hangs on the daemon: the process ends now, not at --cuzk.timeout.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ErrorCounts } from '../../src/engine/error-counts';
 import { GrpcSurface } from '../../src/engine/attach/grpc-surface';
 import { silentLogger } from '../../src/util/logger';
 import { find, parse, promtoolCheckMetrics, Sample, value } from '../helpers/prom-text';
 import { Harness, startHarness, warnings } from '../attach/harness';
+import { startMerged } from '../attach/merged-harness';
 import { fixture } from '../attach/snapshots';
 import { StatusServer } from '../attach/status-server';
 import { killAll, startCli } from './cli-helpers';
-import { request } from './web-helpers';
+import { request, tempDir } from './web-helpers';
 
 const GOOD = fixture('02-snap-busy-consistent.json');
 type Snap = Record<string, any>;
@@ -157,6 +160,34 @@ test('gRPC GetMetrics: an oscillating per-kind counter is never re-added', () =>
   expect(errs.get('implausible')).toBe(5);
   expect(errs.get('grpc_restart')).toBe(0);
   void g.stop();
+});
+
+test('TIMELINE: a gpu_ms longer than the engine has been running (its offset) is a counted skip', async () => {
+  const file = path.join(tempDir('cuzk-tl-'), 'cuzk.log');
+  fs.writeFileSync(file, '');
+  const m = await startMerged({ timelineFile: file });
+  try {
+    const t = m.source.timeline!;
+    await t.poll();
+    const lines = [
+      `TIMELINE,5000,SYNTH_START,wpost-a,kind=window-post\n`,
+      `TIMELINE,5010,SYNTH_END,wpost-a,synth_ms=10\n`,
+      `TIMELINE,5020,GPU_PICKUP,wpost-a,worker=0\n`,
+      `TIMELINE,5100,GPU_END,wpost-a,worker=0,gpu_ms=999999999999999\n`,
+      `TIMELINE,6000,SYNTH_START,wpost-b,kind=window-post\n`,
+      `TIMELINE,6010,SYNTH_END,wpost-b,synth_ms=10\n`,
+      `TIMELINE,6020,GPU_PICKUP,wpost-b,worker=0\n`,
+      `TIMELINE,6520,GPU_END,wpost-b,worker=0,gpu_ms=500\n`,
+    ];
+    fs.appendFileSync(file, lines.join(''));
+    await t.poll();
+    const { samples } = await m.metrics();
+    expect(find(samples, 'cuzk_exporter_errors_total', { reason: 'implausible' })).toBe(1);
+    // Only the plausible partition's 0.5 s reached the GPU-time counter.
+    expect(find(samples, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'window-post' })).toBeCloseTo(0.5, 6);
+  } finally {
+    await m.close();
+  }
 });
 
 test('SIGTERM while a poll hangs on the daemon ends the process now, not at --cuzk.timeout', async () => {
