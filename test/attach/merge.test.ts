@@ -9,6 +9,7 @@
  * TIMELINE input (garbage, binary, 1 MB lines, out-of-order offsets, unknown events,
  * workers out of range) is counted by reason with the exporter alive and /metrics clean.
  */
+import Ajv from 'ajv';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -94,6 +95,12 @@ test('all three surfaces: one source per metric, nothing counted twice, PoSt vis
   expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 0, busy_per: expect.stringMatching(/^(timeline|grpc)$/), idle_per: 'status' })]);
   expect(((doc.exporter as Record<string, unknown>).surfaces as { name: string }[]).map((x) => x.name)).toEqual(['grpc', 'status', 'timeline']);
   expect((doc.exporter as { status_mismatch: boolean }).status_mismatch).toBe(true);
+  // The document built from the merged state keeps cuzk's shape (docs/status.schema.json).
+  const ajv = new Ajv({ allErrors: true });
+  const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(__dirname, '../../docs/status.schema.json'), 'utf8')));
+  expect([validate(doc), ajv.errorsText(validate.errors)]).toEqual([true, 'No errors']);
+  const pipes = doc.pipelines as { job_id: string; proof_kind: string }[];
+  expect(pipes.map((p) => [p.job_id, p.proof_kind]).sort()).toEqual([[A, 'snap-update'], [WP, 'window-post']].sort());
 
   // Both end. /status shows A/0 done with the same 600 ms TIMELINE reported: counted once.
   append(tl(10, 'GPU_END', A, 'worker=0,partition=0,gpu_ms=600') + tl(30, 'GPU_END', WP, 'worker=1,gpu_ms=2000'));
