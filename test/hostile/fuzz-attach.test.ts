@@ -6,12 +6,15 @@
  * another, and after each one a real collection is checked:
  *  - nothing throws but a counted refusal (the poll's own error);
  *  - no counter (`_total`, histogram `_count`/`_sum`/`_bucket`) goes down between scrapes;
+ *  - nothing is counted twice: completed proofs never exceed what the daemon's own
+ *    cumulative total grew by (a restart counts from zero), plus the per-kind slack;
  *  - no unbounded growth: series, jobs and handles stay within what the last snapshots hold;
  *  - /status serialises (bounded) and the final /metrics body passes `promtool check metrics`.
  * Raw bodies (not JSON, truncated, deep) go through pollOnce over HTTP too. Sizes:
  * CUZK_FUZZ_RUNS (sequences, default 400 ≈ 2,000 snapshots) and CUZK_FUZZ_SEED.
  */
 import fc from 'fast-check';
+import { validateStatus } from '../../src/engine/status-schema';
 import { parse, promtoolCheckMetrics, Sample } from '../helpers/prom-text';
 import { Harness, startHarness } from '../attach/harness';
 import { fixture } from '../attach/snapshots';
@@ -107,6 +110,13 @@ test(`attach parser: ${RUNS} sequences of mutated snapshots, no crash, no counte
   let maxSeries = 0;
   let refused = 0;
   let applied = 0;
+  // Oracle for "never counted twice": growth of the daemon's total_completed over the
+  // snapshots the source used (uptime or total going back: a restart, counted from zero).
+  let allowed = 0;
+  let restarts = 0;
+  let lastUptime = -1;
+  let lastTotal: number | null = null;
+  let primed = false;
   await fc.assert(
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
       const uptime = { v: 6000 };
@@ -115,9 +125,19 @@ test(`attach parser: ${RUNS} sequences of mutated snapshots, no crash, no counte
         for (const m of st.mutations) apply(s, m, uptime);
         if (typeof s.uptime_secs === 'number') s.uptime_secs = uptime.v + (s.uptime_secs - 6000) / 1e6;
         t += 1e9;
+        const v = validateStatus(s);
         try {
           h.source.applyBody(s, t);
           applied++;
+          if (v.ok) {
+            const total = v.status.counters?.total_completed ?? null;
+            const restart = primed && (v.status.uptime_secs < lastUptime || (total !== null && lastTotal !== null && total < lastTotal));
+            if (restart) restarts++;
+            if (total !== null && primed) allowed += restart || lastTotal === null ? total : Math.max(0, total - lastTotal);
+            if (total !== null) lastTotal = total;
+            lastUptime = v.status.uptime_secs;
+            primed = true;
+          }
         } catch (e) {
           // A refused snapshot: the poll's own error (counted by pollOnce), never a bug.
           expect((e as Error).constructor.name).toBe('PollError');
@@ -138,6 +158,8 @@ test(`attach parser: ${RUNS} sequences of mutated snapshots, no crash, no counte
           if (before !== undefined && x.value < before - 1e-9) throw new Error(`${k} went down: ${before} -> ${x.value}`);
         }
         prev = now;
+        const completed = samples.filter((x) => x.name === 'cuzk_proofs_completed_total').reduce((a, x) => a + x.value, 0);
+        if (completed > allowed + 8 * (restarts + 1)) throw new Error(`proofs counted twice: ${completed} completed, the daemon's totals grew by ${allowed}`);
         const status = JSON.stringify(h.source.statusBody());
         expect(status.length).toBeLessThan(1024 * 1024);
       }
