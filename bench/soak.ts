@@ -256,7 +256,7 @@ async function hostileClient(i: number, run: Exporter, auth: string): Promise<st
   return name;
 }
 
-interface Series {
+export interface Series {
   t: number[];
   rss: Record<string, number[]>;
 }
@@ -270,12 +270,12 @@ function flatness(xs: number[]): { firstMiB: number; lastMiB: number; change: nu
   return { firstMiB: first / MiB, lastMiB: last / MiB, change: (last - first) / first, minMiB: Math.min(...xs) / MiB, maxMiB: Math.max(...xs) / MiB };
 }
 
-function svg(series: Series, warmupS: number, title: string): string {
+export function svg(series: Series, warmupS: number, title: string): string {
   const W = 900;
   const H = 420;
   const L = 70;
   const R = 20;
-  const T = 40;
+  const T = 60;
   const B = 50;
   const names = Object.keys(series.rss);
   const colors = ['#1f77b4', '#d62728', '#2ca02c'];
@@ -303,7 +303,7 @@ function svg(series: Series, warmupS: number, title: string): string {
   names.forEach((n, i) => {
     const pts = series.t.map((t, k) => [t, series.rss[n][k]] as const).filter(([, v]) => Number.isFinite(v));
     out.push(`<polyline fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.5" points="${pts.map(([t, v]) => `${x(t).toFixed(1)},${y(v / (1024 * 1024)).toFixed(1)}`).join(' ')}"/>`);
-    out.push(`<rect x="${L + 10 + i * 220}" y="${T - 18}" width="12" height="3" fill="${colors[i % colors.length]}"/><text x="${L + 28 + i * 220}" y="${T - 13}">${n}</text>`);
+    out.push(`<rect x="${L + 10 + i * 300}" y="${T - 22}" width="12" height="3" fill="${colors[i % colors.length]}"/><text x="${L + 28 + i * 300}" y="${T - 17}">${n}</text>`);
   });
   out.push('</svg>');
   return out.join('\n') + '\n';
