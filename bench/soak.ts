@@ -24,7 +24,7 @@
  * flat within 10 % (mean of the last quarter of the samples vs the first quarter), no
  * scrape failed, the final /metrics bodies pass `promtool check metrics` (where promtool is
  * installed), and both exporters exit 0 on SIGTERM.
- * Writes <out-dir>/soak.json and <out-dir>/soak-rss.svg (default bench/results/).
+ * Writes <out-dir>/soak.json and <out-dir>/soak-rss.svg (default bench/results/soak/).
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -46,7 +46,7 @@ interface Options {
 function parseArgs(argv: string[]): Options {
   let minutes = Number(process.env.CUZK_SOAK_MINUTES ?? 60);
   let sampleSeconds = NaN;
-  let outDir = path.join(findPackageRoot(), 'bench', 'results');
+  let outDir = path.join(findPackageRoot(), 'bench', 'results', 'soak');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => {
