@@ -595,7 +595,8 @@ describeBrowser(`status page in a browser${skipReason ? ` (${skipReason})` : ''}
     it('section boxes stay the same across updates', async () => {
       // The same set of GPUs, workers, jobs, partitions, tables; everything else changes:
       // states, the mismatch banner, job ids (short, 64 chars, markup), durations, numbers.
-      let uptime = 20_000;
+      // Above every duration a variant shows (a 3-day-old job): attach refuses durations longer than the uptime.
+      let uptime = 400_000;
       const variant = (base: string, edit: (s: Snap) => void): Snap => {
         const s = fixture(base);
         s.uptime_secs = uptime++;
