@@ -42,7 +42,6 @@ export const OPTIONS: OptSpec[] = [
   { name: 'web.telemetry-path', type: 'string', default: '/metrics', describe: 'Path under which to expose metrics', commands: SERVE, group: 'Web' },
   { name: 'web.config.file', type: 'path', describe: 'Exporter-toolkit web config (TLS, basic auth) in YAML', commands: SERVE, group: 'Web' },
   { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: SERVE, group: 'Web' },
-  { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: SERVE, group: 'Web' },
   { name: 'web.max-connections', type: 'integer', default: 512, min: 1, max: 1_000_000, describe: 'Connections open at once; at the limit the oldest idle connection is closed to admit a new one (counted in cuzk_exporter_errors_total{reason="connection_limit"})', commands: SERVE, group: 'Web' },
   { name: 'otlp.endpoint', type: 'string', describe: 'Also push metrics over OTLP/HTTP to this URL (e.g. http://collector:4318/v1/metrics)', commands: SERVE, group: 'Web' },
   { name: 'otlp.interval', type: 'duration', default: '15s', describe: 'OTLP push interval', min: 0.1, commands: SERVE, group: 'Web' },
