@@ -9,34 +9,19 @@
  * regex escapes of each value, and for histograms an Object.assign per bucket line. Here
  * label names and values are sanitised/escaped once and cached (strings are immutable, so
  * the caches are keyed by the strings themselves and stay correct; they are bounded), and
- * a histogram data point's label text is built once for all its bucket lines.
+ * a histogram data point's label text is built once for all its bucket lines. The label
+ * writer and name rules are shared with the OpenMetrics writer (label-writer.ts).
  *
  * Anything outside that common shape — two metrics with one Prometheus name (the package
  * merges families and warns on conflicts), a name that normalises to nothing, exponential
  * histograms — is handed to the package's serializer unchanged, so output never differs.
  * test/unit/fast-serializer.test.ts compares both on such inputs.
  */
-import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { cacheSet, escapeString, LabelWriter, sampleName, valueString } from './label-writer';
 
-const CACHE_LIMIT = 10_000;
-const NEEDS_SANITIZE = /[^a-z0-9_]/i;
-const NEEDS_ESCAPE = /[\\\n"]/;
-
-export function escapeString(str: string): string {
-  return str.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
-}
-
-export function sanitizeName(name: string): string {
-  return name.replace(/[^a-z0-9_]/gi, '_').replace(/_{2,}/g, '_');
-}
-
-export function valueString(value: number): string {
-  if (value === Infinity) return '+Inf';
-  if (value === -Infinity) return '-Inf';
-  return `${value}`;
-}
+export { escapeString, sanitizeName, valueString } from './label-writer';
 
 function typeOf(metric: MetricData): string {
   switch (metric.dataPointType) {
@@ -54,8 +39,7 @@ function typeOf(metric: MetricData): string {
 export class FastPrometheusSerializer {
   /** The package's serializer, for inputs outside the fast path. */
   private readonly fallback = new PrometheusSerializer(undefined, false, undefined, true, true);
-  private readonly keys = new Map<string, string>();
-  private readonly values = new Map<string, string>();
+  private readonly labelWriter = new LabelWriter();
   private readonly names = new Map<string, string | undefined>();
 
   serialize(resourceMetrics: ResourceMetrics): string {
@@ -86,14 +70,8 @@ export class FastPrometheusSerializer {
     const total = metric.dataPointType === DataPointType.SUM && metric.isMonotonic;
     const key = (total ? '1' : '0') + metric.descriptor.name;
     if (this.names.has(key)) return this.names.get(key);
-    let name: string | undefined = sanitizeName(escapeString(metric.descriptor.name));
-    if (name === '' || name === '_') name = undefined;
-    else {
-      if (name[0] >= '0' && name[0] <= '9') name = `_${name}`;
-      if (total && !name.endsWith('_total')) name += '_total';
-    }
-    if (this.names.size >= CACHE_LIMIT) this.names.clear();
-    this.names.set(key, name);
+    const name = sampleName(metric.descriptor.name, total);
+    cacheSet(this.names, key, name);
     return name;
   }
 
@@ -106,13 +84,13 @@ export class FastPrometheusSerializer {
       case DataPointType.SUM:
       case DataPointType.GAUGE:
         for (const dp of metric.dataPoints) {
-          const labels = this.labels(dp.attributes);
+          const labels = this.labelWriter.labels(dp.attributes);
           text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
         }
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
-          const labels = this.labels(dp.attributes);
+          const labels = this.labelWriter.labels(dp.attributes);
           const h = dp.value;
           const braced = labels === '' ? '' : `{${labels}}`;
           if (h.count != null) text += `${name}_count${braced} ${valueString(h.count)}\n`;
@@ -132,39 +110,5 @@ export class FastPrometheusSerializer {
         break;
     }
     return text.trim();
-  }
-
-  /** `k1="v1",k2="v2"` in attribute order, as the package writes them. */
-  private labels(attributes: Attributes): string {
-    let out = '';
-    for (const key in attributes) {
-      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue;
-      const v = attributes[key];
-      out += `${out.length > 0 ? ',' : ''}${this.key(key)}="${this.value(v)}"`;
-    }
-    return out;
-  }
-
-  private key(k: string): string {
-    if (!NEEDS_SANITIZE.test(k) && !k.includes('__')) return k;
-    let s = this.keys.get(k);
-    if (s === undefined) {
-      s = sanitizeName(k);
-      if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
-      this.keys.set(k, s);
-    }
-    return s;
-  }
-
-  private value(v: AttributeValue | undefined): string {
-    const str = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
-    if (!NEEDS_ESCAPE.test(str)) return str;
-    let s = this.values.get(str);
-    if (s === undefined) {
-      s = escapeString(str).replace(/"/g, '\\"');
-      if (this.values.size >= CACHE_LIMIT) this.values.clear();
-      this.values.set(str, s);
-    }
-    return s;
   }
 }

@@ -29,14 +29,10 @@
  * histograms — are skipped (the first metric of a name wins), never written as an invalid
  * exposition: Prometheus rejects a whole OpenMetrics body for one bad line.
  */
-import type { Attributes, AttributeValue } from '@opentelemetry/api';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ExemplarStore } from './exemplars';
-import { escapeString, sanitizeName, valueString } from './fast-serializer';
+import { cacheSet, LabelWriter, NEEDS_ESCAPE, sampleName, valueString } from './label-writer';
 
-const CACHE_LIMIT = 10_000;
-const NEEDS_SANITIZE = /[^a-z0-9_]/i;
-const NEEDS_ESCAPE = /[\\\n"]/;
 const UNIT_SUFFIXES = ['seconds', 'bytes'] as const;
 
 function escapeHelp(s: string): string {
@@ -86,8 +82,8 @@ interface Names {
 }
 
 export class OpenMetricsSerializer {
-  private readonly keys = new Map<string, string>();
-  private readonly values = new Map<string, string>();
+  /** Label text as in 0.0.4 (OpenMetrics escapes label values by the same rules). */
+  private readonly labelWriter = new LabelWriter();
   private readonly names = new Map<string, Names | undefined>();
   private readonly les = new Map<number, string>();
 
@@ -114,16 +110,13 @@ export class OpenMetricsSerializer {
     const key = (total ? '1' : '0') + metric.descriptor.name;
     if (this.names.has(key)) return this.names.get(key);
     let n: Names | undefined;
-    let name = sanitizeName(escapeString(metric.descriptor.name));
-    if (name !== '' && name !== '_') {
-      if (name[0] >= '0' && name[0] <= '9') name = `_${name}`;
-      if (total && !name.endsWith('_total')) name += '_total';
+    const name = sampleName(metric.descriptor.name, total);
+    if (name !== undefined) {
       const family = total ? name.slice(0, -'_total'.length) : name;
       const unit = family === '' ? undefined : UNIT_SUFFIXES.find((u) => family.endsWith(`_${u}`));
       if (family !== '') n = { sample: name, family, unit: unit ?? '' };
     }
-    if (this.names.size >= CACHE_LIMIT) this.names.clear();
-    this.names.set(key, n);
+    cacheSet(this.names, key, n);
     return n;
   }
 
@@ -136,13 +129,13 @@ export class OpenMetricsSerializer {
       case DataPointType.SUM:
       case DataPointType.GAUGE:
         for (const dp of metric.dataPoints) {
-          const labels = this.labels(dp.attributes);
+          const labels = this.labelWriter.labels(dp.attributes);
           text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
         }
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
-          const labels = this.labels(dp.attributes);
+          const labels = this.labelWriter.labels(dp.attributes);
           const h = dp.value;
           const braced = labels === '' ? '' : `{${labels}}`;
           const row = exemplars ? exemplars.row(name, dp.attributes) : null;
@@ -170,42 +163,7 @@ export class OpenMetricsSerializer {
     let s = this.les.get(v);
     if (s === undefined) {
       s = canonicalNumber(v);
-      if (this.les.size >= CACHE_LIMIT) this.les.clear();
-      this.les.set(v, s);
-    }
-    return s;
-  }
-
-  /** `k1="v1",k2="v2"` in attribute order, escaped as in 0.0.4 (same rules in OpenMetrics). */
-  private labels(attributes: Attributes): string {
-    let out = '';
-    for (const key in attributes) {
-      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue;
-      const v = attributes[key];
-      out += `${out.length > 0 ? ',' : ''}${this.key(key)}="${this.value(v)}"`;
-    }
-    return out;
-  }
-
-  private key(k: string): string {
-    if (!NEEDS_SANITIZE.test(k) && !k.includes('__')) return k;
-    let s = this.keys.get(k);
-    if (s === undefined) {
-      s = sanitizeName(k);
-      if (this.keys.size >= CACHE_LIMIT) this.keys.clear();
-      this.keys.set(k, s);
-    }
-    return s;
-  }
-
-  private value(v: AttributeValue | undefined): string {
-    const str = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
-    if (!NEEDS_ESCAPE.test(str)) return str;
-    let s = this.values.get(str);
-    if (s === undefined) {
-      s = escapeString(str).replace(/"/g, '\\"');
-      if (this.values.size >= CACHE_LIMIT) this.values.clear();
-      this.values.set(str, s);
+      cacheSet(this.les, v, s);
     }
     return s;
   }

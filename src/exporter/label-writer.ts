@@ -1,0 +1,81 @@
+/**
+ * What the 0.0.4 (fast-serializer.ts) and OpenMetrics (openmetrics.ts) writers share: the
+ * exporter package's name/escape rules, and label sets written `k1="v1",k2="v2"` with label
+ * names sanitised and values escaped once each, cached. Strings are immutable, so the caches
+ * are keyed by the strings themselves and stay correct; each is bounded by CACHE_LIMIT
+ * (cleared when full).
+ */
+import type { Attributes, AttributeValue } from '@opentelemetry/api';
+
+export const CACHE_LIMIT = 10_000;
+const NEEDS_SANITIZE = /[^a-z0-9_]/i;
+export const NEEDS_ESCAPE = /[\\\n"]/;
+
+export function escapeString(str: string): string {
+  return str.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+export function sanitizeName(name: string): string {
+  return name.replace(/[^a-z0-9_]/gi, '_').replace(/_{2,}/g, '_');
+}
+
+export function valueString(value: number): string {
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  return `${value}`;
+}
+
+/** Sets key in a bounded cache, clearing it first when full. */
+export function cacheSet<K, V>(cache: Map<K, V>, key: K, value: V): void {
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(key, value);
+}
+
+/**
+ * The package's _getPrometheusMetricName (counters end in `_total`); undefined where it
+ * would refuse the name.
+ */
+export function sampleName(descriptorName: string, total: boolean): string | undefined {
+  let name = sanitizeName(escapeString(descriptorName));
+  if (name === '' || name === '_') return undefined;
+  if (name[0] >= '0' && name[0] <= '9') name = `_${name}`;
+  if (total && !name.endsWith('_total')) name += '_total';
+  return name;
+}
+
+export class LabelWriter {
+  private readonly keys = new Map<string, string>();
+  private readonly values = new Map<string, string>();
+
+  /** `k1="v1",k2="v2"` in attribute order, as the package writes them. */
+  labels(attributes: Attributes): string {
+    let out = '';
+    for (const key in attributes) {
+      if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue;
+      const v = attributes[key];
+      out += `${out.length > 0 ? ',' : ''}${this.key(key)}="${this.value(v)}"`;
+    }
+    return out;
+  }
+
+  private key(k: string): string {
+    if (!NEEDS_SANITIZE.test(k) && !k.includes('__')) return k;
+    let s = this.keys.get(k);
+    if (s === undefined) {
+      s = sanitizeName(k);
+      cacheSet(this.keys, k, s);
+    }
+    return s;
+  }
+
+  private value(v: AttributeValue | undefined): string {
+    const str = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+    if (!NEEDS_ESCAPE.test(str)) return str;
+    let s = this.values.get(str);
+    if (s === undefined) {
+      s = escapeString(str).replace(/"/g, '\\"');
+      cacheSet(this.values, str, s);
+    }
+    return s;
+  }
+}
