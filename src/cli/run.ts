@@ -2,26 +2,19 @@
  * `cuzk-exporter run`: hosts the reference engine in-process with a proof workload and
  * serves its metrics — the main job (`npm start`).
  */
-import { Workload, parseMix } from '../engine/workload';
+import { Workload } from '../engine/workload';
 import type { Logger } from '../util/logger';
-import { openEngine } from './engine-config';
-import { Resolved, UsageError } from './options';
+import { openWorkloadEngine } from './open-workload';
+import { Resolved } from './options';
 import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
 import { onSecondSignal } from './signals';
 
 export async function runCommand(o: Resolved, log: Logger): Promise<number> {
   checkWebFlags(o);
   const webConfig = webConfigFrom(o);
-  let mix;
-  try {
-    mix = parseMix(o['workload.mix'] as string);
-  } catch (e) {
-    throw new UsageError(`--workload.mix: ${(e as Error).message}`);
-  }
-  const opened = await openEngine(o);
+  const opened = await openWorkloadEngine(o, log, 'FAULT INJECTION is on: metrics will show injected failures');
   if (!opened) return 0; // --config.check
-  const { engine, config } = opened;
-  if (config.faults) log.warn('FAULT INJECTION is on: metrics will show injected failures', { faults: JSON.stringify(config.faults) });
+  const { mix, engine } = opened;
 
   let serving;
   try {

@@ -10,7 +10,7 @@
  * (GET /truth) and/or --simulate.truth-file (SIGUSR2 and at exit).
  */
 import { parseListenAddress } from '../exporter/server';
-import { Workload, parseMix } from '../engine/workload';
+import { Workload } from '../engine/workload';
 import type { Logger } from '../util/logger';
 import { parseGrpcAddress, RunningGrpcServer, startGrpcServer } from '../sim/grpc-server';
 import { GrpcWorkerView } from '../sim/worker-view';
@@ -18,7 +18,7 @@ import { SimObserver } from '../sim/observer';
 import { cuzkStatusView, RunningStatusListener, startStatusListener } from '../sim/status-server';
 import { openTimelineSink, TimelineWriter } from '../sim/timeline-writer';
 import { decodeCounters, readTruth, RunningTruthServer, startTruthServer, writeTruthFile } from '../sim/truth';
-import { openEngine } from './engine-config';
+import { openWorkloadEngine } from './open-workload';
 import { Resolved, UsageError } from './options';
 import { untilSignal } from './serve';
 
@@ -41,16 +41,9 @@ export async function simulateCommand(o: Resolved, log: Logger): Promise<number>
   }
   const statusAddr = listenFlag(o, 'simulate.status-listen');
   const truthAddr = listenFlag(o, 'simulate.truth-listen');
-  let mix;
-  try {
-    mix = parseMix(o['workload.mix'] as string);
-  } catch (e) {
-    throw new UsageError(`--workload.mix: ${(e as Error).message}`);
-  }
-  const opened = await openEngine(o);
+  const opened = await openWorkloadEngine(o, log, 'FAULT INJECTION is on: the daemon shows injected failures');
   if (!opened) return 0; // --config.check
-  const { engine, config } = opened;
-  if (config.faults) log.warn('FAULT INJECTION is on: the daemon shows injected failures', { faults: JSON.stringify(config.faults) });
+  const { mix, engine } = opened;
 
   const topology = engine.model.topology;
   const nWorkers = topology.workers.length;
