@@ -385,16 +385,32 @@
     }
   }
 
-  /** Partitions finalizing (split proving), grouped by job, full ids; empty when none. */
-  function renderFinalizing(box, fin) {
+  /** Partitions grouped by job ({job, parts}), in order of first appearance. */
+  function groupByJob(parts) {
     var groups = [];
     var byJob = new Map();
-    fin.forEach(function (p) {
+    parts.forEach(function (p) {
       var k = p.job === null ? '\u0000' : p.job;
       var g = byJob.get(k);
       if (!g) { g = { job: p.job, parts: [] }; byJob.set(k, g); groups.push(g); }
       g.parts.push(p);
     });
+    return groups;
+  }
+
+  /** "of <job id>" after a job's partition chips. */
+  function appendJobId(item, job) {
+    var of = el('span', 'mm-of');
+    of.textContent = 'of';
+    item.appendChild(of);
+    var id = el('span', 'mm-jobid mono');
+    id.textContent = job === null ? '(job without id)' : job;
+    item.appendChild(id);
+  }
+
+  /** Partitions finalizing (split proving), grouped by job, full ids; empty when none. */
+  function renderFinalizing(box, fin) {
+    var groups = groupByJob(fin);
     var sig = JSON.stringify(groups.map(function (g) { return [g.job, g.parts.map(function (p) { return p.index; })]; }));
     if (box.getAttribute('data-sig') === sig) return;
     box.setAttribute('data-sig', sig);
@@ -407,26 +423,14 @@
         chip.textContent = 'P' + (p.index === null ? '?' : p.index);
         item.appendChild(chip);
       });
-      var of = el('span', 'mm-of');
-      of.textContent = 'of';
-      item.appendChild(of);
-      var id = el('span', 'mm-jobid mono');
-      id.textContent = g.job === null ? '(job without id)' : g.job;
-      item.appendChild(id);
+      appendJobId(item, g.job);
       box.appendChild(item);
     });
   }
 
   function renderMismatchPartitions(box, onGpu) {
     // Group by job, keep order; rebuilt only when the text would change.
-    var groups = [];
-    var byJob = new Map();
-    onGpu.forEach(function (p) {
-      var k = p.job === null ? '\u0000' : p.job;
-      var g = byJob.get(k);
-      if (!g) { g = { job: p.job, parts: [] }; byJob.set(k, g); groups.push(g); }
-      g.parts.push(p);
-    });
+    var groups = groupByJob(onGpu);
     var sig = JSON.stringify(groups.map(function (g) {
       return [g.job, g.parts.map(function (p) { return [p.index, p.orphan, p.gpuMs === null ? null : Math.floor(p.gpuMs / 100)]; })];
     }));
@@ -447,12 +451,7 @@
           (p.gpuMs !== null ? ' · ' + fmtMs(p.gpuMs) : '') + (p.orphan ? ' · no worker' : '');
         item.appendChild(chip);
       });
-      var of = el('span', 'mm-of');
-      of.textContent = 'of';
-      item.appendChild(of);
-      var id = el('span', 'mm-jobid mono');
-      id.textContent = g.job === null ? '(job without id)' : g.job;
-      item.appendChild(id);
+      appendJobId(item, g.job);
       box.appendChild(item);
     });
   }
