@@ -19,7 +19,7 @@
  */
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { cacheSet, escapeString, LabelWriter, sampleName, valueString } from './label-writer';
+import { cacheSet, countSumLines, escapeString, LabelWriter, sampleLines, sampleName, valueString } from './label-writer';
 
 export { escapeString, sanitizeName, valueString } from './label-writer';
 
@@ -83,18 +83,14 @@ export class FastPrometheusSerializer {
     switch (metric.dataPointType) {
       case DataPointType.SUM:
       case DataPointType.GAUGE:
-        for (const dp of metric.dataPoints) {
-          const labels = this.labelWriter.labels(dp.attributes);
-          text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
-        }
+        text += sampleLines(name, metric.dataPoints, this.labelWriter);
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
           const labels = this.labelWriter.labels(dp.attributes);
           const h = dp.value;
           const braced = labels === '' ? '' : `{${labels}}`;
-          if (h.count != null) text += `${name}_count${braced} ${valueString(h.count)}\n`;
-          if (h.sum != null) text += `${name}_sum${braced} ${valueString(h.sum)}\n`;
+          text += countSumLines(name, braced, h);
           const bucket = labels === '' ? `${name}_bucket{le="` : `${name}_bucket{${labels},le="`;
           const { boundaries, counts } = h.buckets;
           let cumulative = 0;

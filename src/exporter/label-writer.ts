@@ -1,6 +1,7 @@
 /**
  * What the 0.0.4 (fast-serializer.ts) and OpenMetrics (openmetrics.ts) writers share: the
- * exporter package's name/escape rules, and label sets written `k1="v1",k2="v2"` with label
+ * exporter package's name/escape rules, the sum/gauge sample lines and a histogram's
+ * `_count`/`_sum` lines (alike in both formats), and label sets written `k1="v1",k2="v2"` with label
  * names sanitised and values escaped once each, cached. Strings are immutable, so the caches
  * are keyed by the strings themselves and stay correct; each is bounded by CACHE_LIMIT
  * (cleared when full).
@@ -41,6 +42,24 @@ export function sampleName(descriptorName: string, total: boolean): string | und
   if (name[0] >= '0' && name[0] <= '9') name = `_${name}`;
   if (total && !name.endsWith('_total')) name += '_total';
   return name;
+}
+
+/** `name{labels} value` per data point (sums and gauges; the same line in both formats). */
+export function sampleLines(name: string, dataPoints: ReadonlyArray<{ attributes: Attributes; value: number }>, labelWriter: LabelWriter): string {
+  let text = '';
+  for (const dp of dataPoints) {
+    const labels = labelWriter.labels(dp.attributes);
+    text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
+  }
+  return text;
+}
+
+/** A histogram data point's `_count` and `_sum` lines; `braced` is `{labels}` or ''. */
+export function countSumLines(name: string, braced: string, h: { count?: number; sum?: number }): string {
+  let text = '';
+  if (h.count != null) text += `${name}_count${braced} ${valueString(h.count)}\n`;
+  if (h.sum != null) text += `${name}_sum${braced} ${valueString(h.sum)}\n`;
+  return text;
 }
 
 export class LabelWriter {

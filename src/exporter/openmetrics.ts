@@ -31,7 +31,7 @@
  */
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ExemplarStore } from './exemplars';
-import { cacheSet, LabelWriter, NEEDS_ESCAPE, sampleName, valueString } from './label-writer';
+import { cacheSet, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
 
 const UNIT_SUFFIXES = ['seconds', 'bytes'] as const;
 
@@ -128,10 +128,7 @@ export class OpenMetricsSerializer {
     switch (metric.dataPointType) {
       case DataPointType.SUM:
       case DataPointType.GAUGE:
-        for (const dp of metric.dataPoints) {
-          const labels = this.labelWriter.labels(dp.attributes);
-          text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
-        }
+        text += sampleLines(name, metric.dataPoints, this.labelWriter);
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
@@ -151,8 +148,7 @@ export class OpenMetricsSerializer {
             const ex = row ? exemplars!.text(row, i) : '';
             text += `${bucket}${upper === undefined || upper === Infinity ? '+Inf' : this.le(upper)}"} ${valueString(cumulative)}${ex}\n`;
           }
-          if (h.count != null) text += `${name}_count${braced} ${valueString(h.count)}\n`;
-          if (h.sum != null) text += `${name}_sum${braced} ${valueString(h.sum)}\n`;
+          text += countSumLines(name, braced, h);
         }
         break;
     }
