@@ -390,8 +390,11 @@ describe('alerting and recording rules', () => {
     const key = ALERTING_RULES.find((a) => a.alert === 'CuzkGpuWorkersIdleWithPartitionsOnGpu');
     expect(key).toBeDefined();
     const expr = (key?.expr ?? '').replace(/\s+/g, ' ');
-    expect(referencedMetrics(expr)).toEqual(['cuzk_gpu_worker_busy', 'cuzk_partitions', 'cuzk_status_mismatch']);
-    expect(expr).toContain('max_over_time(cuzk_status_mismatch[');
+    expect(referencedMetrics(expr)).toEqual(['cuzk_gpu_worker_busy', 'cuzk_partitions', 'cuzk_status_mismatch_reason']);
+    // One sample of an ownership or cross-surface verdict is evidence (windowed); the
+    // count-only reading is not (it must last for `for:`), so it is not windowed.
+    expect(expr).toContain('max_over_time(cuzk_status_mismatch_reason{reason=~"owner_idle|surfaces_disagree"}[');
+    expect(expr).not.toContain(':]');
     expect(expr).toContain('sum by (job, instance) (cuzk_partitions{state=~"gpu|finalizing"}) > 0');
     expect(expr).toContain('sum by (job, instance) (cuzk_gpu_worker_busy) == 0');
     // Partitions on the GPU above busy workers is healthy split proving (issue 14).
