@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse, Sample } from '../helpers/prom-text';
-import { getJson, killAll, startSim, waitFor } from '../sim/sim-process';
+import { getJson, grpcClient, killAll, startSim, waitFor } from '../sim/sim-process';
 import { sampleValue } from './merged-harness';
 
 const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
@@ -73,9 +73,7 @@ async function run(name: string, fault: string[]): Promise<{ disagreed: number; 
     '--engine.gpus', '1',
     '--engine.workers-per-gpu', '1',
     '--engine.synthesis-concurrency', '4',
-    '--workload.mix', 'snap-update=1',
-    '--workload.concurrency', '1',
-    '--workload.count', '1',
+    '--workload.concurrency', '0',
     '--simulate.grpc-listen', '127.0.0.1:0',
     '--simulate.status-listen', '127.0.0.1:0',
     '--simulate.truth-listen', '127.0.0.1:0',
@@ -83,6 +81,14 @@ async function run(name: string, fault: string[]): Promise<{ disagreed: number; 
     ...fault,
   ]);
   const url = await startAttach(['--cuzk.status-url', sim.statusUrl!, '--cuzk.grpc-address', sim.grpcAddress, '--cuzk.timeline-file', timeline]);
+  // The proof is submitted once the exporter watches every surface: TIMELINE lines written
+  // before it started are history (rebuild state, never counted), so a workload that began
+  // with the daemon would leave the exporter's partition count short of the engine's for
+  // good on a box slow to start node (seen once beside stress-ng).
+  await waitFor(`${name}: exporter up on every surface`, async () => sampleValue(await scrape(url), 'cuzk_up') === 1, 60_000);
+  const { rpc, close } = grpcClient(sim.grpcAddress);
+  const proof = rpc('Prove', { submit: { request_id: `${name}-crosscheck`, proof_kind: 'SNAP_DEALS_UPDATE' } }, 120_000);
+  proof.catch(() => undefined); // awaited below; a failure must not surface as unhandled meanwhile
   let disagreed = 0;
   let mismatched = 0;
   let scrapes = 0;
@@ -99,6 +105,11 @@ async function run(name: string, fault: string[]): Promise<{ disagreed: number; 
     },
     120_000,
   );
+  try {
+    expect(((await proof).result as { status: string }).status).toBe('COMPLETED');
+  } finally {
+    close();
+  }
   sim.child.kill('SIGTERM');
   await sim.exit;
   return { disagreed, mismatched, scrapes };
