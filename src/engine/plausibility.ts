@@ -23,7 +23,7 @@
  *    counted. Nesting is bounded before any of it is parsed (MAX_JSON_DEPTH).
  */
 import type { CuzkStatus } from './status-schema';
-export { jsonNestingDepth, MAX_JSON_DEPTH } from '../util/strict-json';
+export { jsonNestingDepth, jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
 
 export const BOUNDS = {
   /** Rounding between a daemon's clocks: ms a duration may exceed its uptime by. */
@@ -137,43 +137,85 @@ function jsonBytes(v: unknown): number {
 /**
  * The snapshot as /status re-serves it: known fields as validated, unknown fields capped
  * (see the file comment). `dropped` names what was left out (for the bad_field count).
+ * Copy on write: an object (or array) with nothing to drop is re-served as it is, so a
+ * snapshot of known fields only — every poll of a healthy cuzk — costs a key scan, not a
+ * copy of ~800 partitions (this runs on every poll; issue 10's per-poll CPU budget).
  */
 export function capForServing(s: CuzkStatus): { body: Obj; dropped: string[] } {
   const dropped: string[] = [];
   let unknownBudget = BOUNDS.unknownTotalBytes;
-  const filter = (obj: Obj, known: Set<string>, where: string, recurse: Record<string, (v: unknown, w: string) => unknown> = {}): Obj => {
-    const out: Obj = {};
-    for (const [k, v] of Object.entries(obj)) {
-      if (k in recurse) {
-        out[k] = recurse[k](v, `${where}${k}`);
+  type Recurse = Record<string, (v: unknown, w: string) => unknown>;
+  const filter = (obj: Obj, known: Set<string>, where: string, recurse?: Recurse): Obj => {
+    // Fast path: every key known and nothing to recurse into or size — the usual object.
+    let plain = true;
+    for (const k in obj) {
+      if (!known.has(k) || (recurse !== undefined && Object.prototype.hasOwnProperty.call(recurse, k)) || (known === KNOWN_TOP && SECTIONS.has(k))) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return obj;
+    let out: Obj | null = null; // the copy, made at the first key that differs
+    let i = 0;
+    const keys = Object.keys(obj);
+    const keep = (k: string, v: unknown) => {
+      if (out !== null) out[k] = v;
+    };
+    const differ = () => {
+      if (out !== null) return;
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]] = obj[keys[j]];
+    };
+    for (; i < keys.length; i++) {
+      const k = keys[i];
+      const v = obj[k];
+      const r = recurse !== undefined && Object.prototype.hasOwnProperty.call(recurse, k) ? recurse[k] : undefined;
+      if (r !== undefined) {
+        const nv = r(v, `${where}${k}`);
+        if (nv !== v) differ();
+        keep(k, nv);
         continue;
       }
       if (known.has(k)) {
         if (SECTIONS.has(k) && known === KNOWN_TOP) {
           const n = jsonBytes(v);
           if (n > BOUNDS.sectionBytes) {
+            differ();
             dropped.push(`${where}${k} (${n === Infinity ? 'unserialisable' : `${n} bytes`}, over ${BOUNDS.sectionBytes})`);
             continue;
           }
         }
-        out[k] = v;
+        keep(k, v);
         continue;
       }
       const n = jsonBytes(v);
       if (n > BOUNDS.unknownFieldBytes || n > unknownBudget) {
+        differ();
         dropped.push(`unknown field ${where}${k.length > 64 ? `${k.slice(0, 64)}…` : k} (${n === Infinity ? 'unserialisable' : `${n} bytes`})`);
         continue;
       }
       unknownBudget -= n;
-      out[k] = v;
+      keep(k, v);
     }
-    return out;
+    return out ?? obj;
   };
-  const partitions = (v: unknown, w: string) => (Array.isArray(v) ? v.map((p, i) => (isObj(p) ? filter(p, KNOWN_PARTITION, `${w}[${i}].`) : p)) : v);
+  /** `f` over an array's elements, copying the array only if an element changed. */
+  const each = (v: unknown, w: string, f: (x: Obj, where: string) => Obj): unknown => {
+    if (!Array.isArray(v)) return v;
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const nx = isObj(x) ? f(x, `${w}[${i}].`) : x;
+      if (nx !== x && out === null) out = v.slice(0, i);
+      if (out !== null) out.push(nx);
+    }
+    return out ?? v;
+  };
+  const partitions = (v: unknown, w: string) => each(v, w, (p, at) => filter(p, KNOWN_PARTITION, at));
   const body = filter(s as unknown as Obj, KNOWN_TOP, '', {
-    pipelines: (v, w) => (Array.isArray(v) ? v.map((p, i) => (isObj(p) ? filter(p, KNOWN_PIPELINE, `${w}[${i}].`, { partitions }) : p)) : v),
-    gpu_workers: (v, w) => (Array.isArray(v) ? v.map((x, i) => (isObj(x) ? filter(x, KNOWN_WORKER, `${w}[${i}].`) : x)) : v),
-    gpus: (v, w) => (Array.isArray(v) ? v.map((x, i) => (isObj(x) ? filter(x, KNOWN_GPU, `${w}[${i}].`) : x)) : v),
+    pipelines: (v, w) => each(v, w, (p, at) => filter(p, KNOWN_PIPELINE, at, { partitions })),
+    gpu_workers: (v, w) => each(v, w, (x, at) => filter(x, KNOWN_WORKER, at)),
+    gpus: (v, w) => each(v, w, (x, at) => filter(x, KNOWN_GPU, at)),
   });
   return { body, dropped };
 }

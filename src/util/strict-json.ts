@@ -40,6 +40,35 @@ export function jsonNestingDepth(text: string, limit = Infinity): number {
   return max;
 }
 
+/**
+ * jsonNestingDepth over UTF-8 bytes (a body as received): the same answer, about twice as
+ * fast (byte reads; JSON's structural characters are ASCII, and no byte of a multi-byte
+ * UTF-8 sequence is below 0x80).
+ */
+export function jsonNestingDepthBytes(b: Uint8Array, limit = Infinity): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  const n = b.length;
+  for (let i = 0; i < n; i++) {
+    const c = b[i];
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      depth++;
+      if (depth > max) {
+        max = depth;
+        if (max > limit) return max;
+      }
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return max;
+}
+
 /** Parses JSON; throws JsonError ("line L column C: …") on duplicate keys, nesting over maxDepth, or bad syntax. */
 export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
   let i = 0;

@@ -17,12 +17,21 @@ export type Behaviour =
   /** A body of `bytes` bytes in 64 KiB chunks, Content-Length declared or chunked. */
   | { kind: 'stream'; bytes: number; declareLength: boolean }
   /** Declare a Content-Length, send a part of the body, close the connection. */
-  | { kind: 'truncate'; body: string; sendBytes: number };
+  | { kind: 'truncate'; body: string; sendBytes: number }
+  /**
+   * Hang up without an answer: on a connection that already served a request (a daemon
+   * closing an idle kept-alive connection just as it is reused), or on every request
+   * (`always`); otherwise (first request of a connection) answer with `body`.
+   */
+  | { kind: 'drop'; always: boolean; body: string };
 
 export class StatusServer {
   behaviour: Behaviour = { kind: 'body', body: '{}' };
   /** Requests answered or accepted so far. */
   requests = 0;
+  /** TCP connections accepted so far. */
+  connections = 0;
+  private readonly served = new WeakSet<object>();
   /** Body bytes the last 'stream' answer managed to hand to the socket. */
   streamed = 0;
   /** Resolves when the last 'stream' answer ended (finished or the client went away). */
@@ -36,6 +45,7 @@ export class StatusServer {
   static async start(): Promise<StatusServer> {
     let self: StatusServer | null = null;
     const server = http.createServer((req, res) => self!.handle(req, res));
+    server.on('connection', () => self!.connections++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     self = new StatusServer(server, `http://127.0.0.1:${port}/status`);
@@ -51,7 +61,19 @@ export class StatusServer {
     this.requests++;
     const b = this.behaviour;
     res.on('error', () => {}); // the client may hang up on purpose (size limit, timeout)
+    const reused = this.served.has(req.socket);
+    this.served.add(req.socket);
     switch (b.kind) {
+      case 'drop': {
+        if (b.always || reused) {
+          req.socket.destroy();
+          return;
+        }
+        const body = Buffer.from(b.body, 'utf8');
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+        res.end(body);
+        return;
+      }
       case 'body': {
         const body = typeof b.body === 'string' ? Buffer.from(b.body, 'utf8') : b.body;
         res.writeHead(b.status ?? 200, { 'Content-Type': b.contentType ?? 'application/json', 'Content-Length': body.length });

@@ -59,18 +59,32 @@ export class SampleHistory {
   add(id: number, s: WorkerSample): void {
     let a = this.byId.get(id);
     if (!a) this.byId.set(id, (a = []));
-    a.push(s);
+    // Kept in order of endHr (polls answer in order, so this is a push), which lets
+    // newestUntil search instead of scan: the cross-check asks for every worker on every
+    // refresh.
+    let at = a.length;
+    while (at > 0 && a[at - 1].endHr > s.endHr) at--;
+    if (at === a.length) a.push(s);
+    else a.splice(at, 0, s);
+    const newest = a[a.length - 1].endHr;
     let drop = 0;
-    while (drop < a.length - 1 && (a.length - drop > this.maxCount || a[drop].endHr < s.endHr - this.maxAgeNs)) drop++;
+    while (drop < a.length - 1 && (a.length - drop > this.maxCount || a[drop].endHr < newest - this.maxAgeNs)) drop++;
     if (drop > 0) a.splice(0, drop);
   }
 
   /** The newest sample of `id` whose window ends at or before `t` (null if none). */
   newestUntil(id: number, t: number): WorkerSample | null {
     const a = this.byId.get(id);
-    if (!a) return null;
-    for (let i = a.length - 1; i >= 0; i--) if (a[i].endHr <= t) return a[i];
-    return null;
+    if (!a || a.length === 0 || a[0].endHr > t) return null;
+    // Binary search for the last endHr <= t (a is ordered by endHr).
+    let lo = 0;
+    let hi = a.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (a[mid].endHr <= t) lo = mid;
+      else hi = mid - 1;
+    }
+    return a[lo];
   }
 
   /** Forgets workers not in `ids` (a daemon restart with fewer workers). */

@@ -1,0 +1,41 @@
+/**
+ * The nesting-depth scans that bound an attached daemon's snapshot before anything walks it
+ * (strict-json.ts): the byte scan (what a /status poll runs) must agree with the string scan
+ * and with the depth of the parsed value, for any JSON, strings full of brackets, quotes,
+ * escapes and multi-byte characters included.
+ */
+import fc from 'fast-check';
+import { jsonNestingDepth, jsonNestingDepthBytes } from '../../src/util/strict-json';
+
+/** Depth of a parsed value, the independent expectation. */
+function depthOf(v: unknown): number {
+  if (Array.isArray(v)) return 1 + v.reduce((m: number, x) => Math.max(m, depthOf(x)), 0);
+  if (typeof v === 'object' && v !== null) return 1 + Object.values(v).reduce((m: number, x) => Math.max(m, depthOf(x)), 0);
+  return 0;
+}
+
+const tricky = fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', '\\', 'a', 'é', '😀', '\n', ',') });
+const json = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small', maxDepth: 12 }, fc.boolean(), fc.integer(), fc.constant(null), tricky, tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(tricky, tie('value'), { maxKeys: 4 }),
+})).value;
+
+test('byte scan = string scan = depth of the parsed value, for arbitrary JSON', () => {
+  fc.assert(
+    fc.property(json, (v) => {
+      const text = JSON.stringify(v);
+      const d = depthOf(JSON.parse(text));
+      expect(jsonNestingDepth(text)).toBe(d);
+      expect(jsonNestingDepthBytes(Buffer.from(text, 'utf8'))).toBe(d);
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+test('the byte scan stops past its limit and counts brackets inside strings as text', () => {
+  const deep = Buffer.from('['.repeat(100_000) + ']'.repeat(100_000));
+  expect(jsonNestingDepthBytes(deep, 64)).toBe(65);
+  expect(jsonNestingDepthBytes(Buffer.from('{"a":"[[[[{{{{\\"]]]"}'))).toBe(1);
+  expect(jsonNestingDepthBytes(Buffer.from('[["\\\\"],[[]]]'))).toBe(3);
+});
