@@ -80,6 +80,14 @@ export interface SurfacesResult {
    * file looks + the merge; steady state (after `warmup` cycles), what a long-running exporter costs.
    */
   cycleCpu: Stats;
+  /**
+   * Whole-process CPU per measured cycle (all threads, GC and compiler work included, also
+   * what finishes between the per-part windows), less the harness' own per-cycle CPU
+   * (`harnessMsPerCycle`, measured by stepping the daemon alone as often): what the exporter
+   * pays per cycle on average, reported beside the per-cycle median the aim is judged on.
+   */
+  wholeProcessMsPerCycle: number;
+  harnessMsPerCycle: number;
   /** The same over the first `coldPolls` cycles after start (V8 still compiling the poll path). */
   coldCycleCpu: Stats;
   coldPolls: number;
@@ -290,7 +298,8 @@ const DAEMON_SCRIPT = `
 const http = require('node:http');
 let body = Buffer.from('{}');
 const srv = http.createServer((req, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+  // As cuzk's status server does (cuzk-daemon main.rs): one request per connection.
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, Connection: 'close' });
   res.end(body);
 });
 process.on('message', (m) => { body = Buffer.from(m, 'utf8'); process.send('ok'); });
@@ -410,8 +419,7 @@ export async function benchAttachPoll(opts: AttachPollOptions = {}): Promise<Att
   };
   // An exporter polls for days: the cycle is measured after 3000 warm-up cycles (50 min of
   // polling at 1 s), when V8 has finished optimising code that runs once a cycle; the first
-  // 200 cycles after start are reported too. (Measured: ~1.3× the settled cost in the first
-  // few hundred cycles, the background compiler's CPU included.)
+  // 200 cycles after start are reported too (about twice the settled cost).
   const quickRun = opts.polls !== undefined && opts.polls < 50;
   result.surfaces = await benchAttachSurfaces({ polls: quickRun ? polls : 1000, warmup: quickRun ? warmup : 3000, coldPolls: quickRun ? polls : 200, workers: nWorkers, gpus: nGpus, jobs: nJobs, partitionsPerJob: partsPerJob });
   result.timeline = benchTimelineRate(opts.polls !== undefined && opts.polls < 50 ? 50_000 : 500_000);
@@ -432,7 +440,8 @@ let body = Buffer.from('{}');
 let metrics = '';
 let status = { gpus: [] };
 const srv = http.createServer((req, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+  // As cuzk's status server does (cuzk-daemon main.rs): one request per connection.
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length, Connection: 'close' });
   res.end(body);
 });
 const g = new grpc.Server();
@@ -470,7 +479,7 @@ g.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) =>
 process.on('disconnect', () => process.exit(0));
 `;
 
-class SurfacesDaemon {
+export class SurfacesDaemon {
   private constructor(
     private readonly child: ChildProcess,
     readonly statusUrl: string,
@@ -589,9 +598,16 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
     await f();
     return cpuMs(process.cpuUsage(c0));
   };
+  // Whole-process CPU over the measured cycles, minus the same number of harness-only
+  // steps: what the exporter pays per cycle including GC and compiler work that ends
+  // outside the per-part windows.
+  let wholeMs = 0;
+  let baselineMs = 0;
   try {
     await source.timeline!.poll();
+    let w0: NodeJS.CpuUsage | null = null;
     for (let i = 0; i < o.warmup + o.polls; i++) {
+      if (i === o.warmup) w0 = process.cpuUsage();
       const withStatus = i % 5 === 0;
       const newLines = await daemon.step(withStatus);
       const measure = i >= o.warmup;
@@ -613,6 +629,10 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
         lines.push(newLines);
       }
     }
+    if (w0) wholeMs = cpuMs(process.cpuUsage(w0));
+    const b0 = process.cpuUsage();
+    for (let i = 0; i < o.polls; i++) await daemon.step(i % 5 === 0);
+    baselineMs = cpuMs(process.cpuUsage(b0));
   } finally {
     daemon.stop();
     await source.stop();
@@ -626,12 +646,15 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
     workers: o.workers,
     timelineLinesPerPoll: med(lines),
     cycleCpu: c,
+    wholeProcessMsPerCycle: o.polls > 0 ? Math.max(0, wholeMs - baselineMs) / o.polls : 0,
+    harnessMsPerCycle: o.polls > 0 ? baselineMs / o.polls : 0,
     coldCycleCpu: stats(cold),
     coldPolls,
     parts: { statusMs: med(part.status), grpcMetricsMs: med(part.metrics), grpcStatusMs: med(part.gstatus), timelineMs: med(part.timeline), mergeMs: med(part.merge) },
     budgetMs,
-    // The median, as for the single-surface poll above: on 2 shared cores the mean carries
-    // other tenants' bursts and the odd scavenge (both reported beside it).
+    // Judged on the per-cycle median, as the single-surface poll above and every figure of
+    // this 2-core shared machine; the whole-process mean (GC and background compilation
+    // included) is reported beside it, not hidden.
     withinBudget: c.medianMs < budgetMs,
   };
 }

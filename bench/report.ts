@@ -28,6 +28,8 @@ export interface AttachPollSummary {
     cycleCpu: { medianMs: number; p99Ms: number; meanMs: number };
     /** Absent in results written before the steady-state window existed. */
     warmup?: number;
+    wholeProcessMsPerCycle?: number;
+    harnessMsPerCycle?: number;
     coldCycleCpu?: { medianMs: number; p99Ms: number; meanMs: number };
     coldPolls?: number;
     parts: { statusMs: number; grpcMetricsMs: number; grpcStatusMs: number; timelineMs: number; mergeMs: number };
@@ -245,7 +247,7 @@ function explain(a: Aim, r: Results): string {
     case 'attach.cycle': {
       const p = r.attachPoll?.surfaces?.parts;
       return p
-        ? `The cycle is mostly the /status poll (${f(p.statusMs)} ms: the HTTP round trip on a kept-alive connection, a ~60 KiB JSON parse, its depth check and the snapshot diff) and grpc-js' per-call cost (GetMetrics ${f(p.grpcMetricsMs)} ms, GetStatus ${f(p.grpcStatusMs)} ms every 5th cycle); TIMELINE (${f(p.timelineMs)} ms for 10 looks) and the merge (${f(p.mergeMs)} ms) are small. CPU times on this shared machine rise with its load (see the load average above); dropping --cuzk.status-url (gRPC + TIMELINE, the recommended pair) takes the largest part out.`
+        ? `The cycle is mostly the /status poll (${f(p.statusMs)} ms: a new connection per poll as cuzk answers \`Connection: close\`, a ~60 KiB JSON parse, its depth check and the snapshot diff) and grpc-js' per-call cost (GetMetrics ${f(p.grpcMetricsMs)} ms, GetStatus ${f(p.grpcStatusMs)} ms every 5th cycle); TIMELINE (${f(p.timelineMs)} ms for 10 looks) and the merge (${f(p.mergeMs)} ms) are small. CPU times on this shared machine rise with its load (see the load average above); dropping --cuzk.status-url (gRPC + TIMELINE, the recommended pair) takes the largest part out.`
         : '';
     }
     default:
@@ -425,6 +427,7 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
         '(#10) Attach surfaces',
         `CPU of one poll cycle of the same ${sf.workers}-worker box with all three surfaces: /status poll + gRPC GetMetrics (+ GetStatus every 5th cycle) + 10 looks at the TIMELINE log (${f(sf.timelineLinesPerPoll)} new lines) + the merge${sf.warmup !== undefined ? `, steady state (after ${sf.warmup} cycles)` : ''}: median / mean / p99`,
         `${f(sf.cycleCpu.medianMs)} / ${f(sf.cycleCpu.meanMs)} / ${f(sf.cycleCpu.p99Ms)} ms (medians: /status ${f(p.statusMs)}, GetMetrics ${f(p.grpcMetricsMs)}, GetStatus ${f(p.grpcStatusMs)}, TIMELINE ${f(p.timelineMs)}, merge ${f(p.mergeMs)} ms)` +
+          (sf.wholeProcessMsPerCycle !== undefined ? `; whole process per cycle, GC and compiler threads included (mean): ${f(sf.wholeProcessMsPerCycle)} ms` : '') +
           (sf.coldCycleCpu ? `; first ${sf.coldPolls} cycles after start (V8 still compiling): ${f(sf.coldCycleCpu.medianMs)} / ${f(sf.coldCycleCpu.meanMs)} / ${f(sf.coldCycleCpu.p99Ms)} ms` : ''),
         `1 run × ${sf.polls} cycles`,
         `< ${sf.budgetMs} ms (median)`,

@@ -70,24 +70,51 @@ const hrNowNs = (): number => Number(process.hrtime.bigint());
 
 /** Fetches a URL with a deadline and a body-size limit. */
 export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal, agents?: KeepAlive): Promise<Buffer> {
-  return fetchOnce(url, timeoutMs, maxBytes, signal, agents, true);
+  return fetchOnce(url, timeoutMs, Date.now() + timeoutMs, maxBytes, signal, agents, true);
 }
 
 /**
- * Keep-alive agents for one source's polls: one connection, reused from poll to poll
- * (a new TCP connection per poll cost ~0.3 ms of CPU of the ~2 ms poll-cycle budget;
- * bench/attach-poll.ts). Destroyed when the source stops.
+ * Keep-alive agents for one source's polls: one connection, reused from poll to poll where
+ * the daemon allows it (a new TCP connection per poll costs ~0.3 ms of CPU; cuzk itself
+ * answers `Connection: close`, so against it every poll still connects). Destroyed when the
+ * source stops. A daemon that leaves a connection open but never answers a second request
+ * on it (a one-request server without `Connection: close`) would time out every other poll:
+ * after a timeout on a reused connection (destroyed, so the next poll connects afresh),
+ * when that happens twice with the new connection answering (`strikes`), `off` is set for
+ * good. A
+ * daemon that is simply hung times out on new connections too, and keeps keep-alive.
  */
 export class KeepAlive {
   readonly http = new http.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
   readonly https = new https.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
+  off = false;
+  /**
+   * A reused connection timed out (and was destroyed, so the next request goes on a new
+   * one): whether a new connection answers decides if it counts as a strike.
+   */
+  freshNext = false;
+  strikes = 0;
+  /** A request on a new connection (after a reused one timed out) was answered. */
+  freshAnswered(): void {
+    if (!this.freshNext) return;
+    this.freshNext = false;
+    if (++this.strikes >= 2) this.off = true;
+  }
   destroy(): void {
     this.http.destroy();
     this.https.destroy();
   }
 }
 
-function fetchOnce(url: string, timeoutMs: number, maxBytes: number, signal: AbortSignal | undefined, agents: KeepAlive | undefined, mayRetry: boolean): Promise<Buffer> {
+function fetchOnce(
+  url: string,
+  timeoutMs: number,
+  deadline: number,
+  maxBytes: number,
+  signal: AbortSignal | undefined,
+  agents: KeepAlive | undefined,
+  mayRetry: boolean,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let u: URL;
     try {
@@ -98,6 +125,7 @@ function fetchOnce(url: string, timeoutMs: number, maxBytes: number, signal: Abo
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return reject(new PollError('connect', `${url}: only http:// and https:// are supported`));
     const mod = u.protocol === 'https:' ? https : http;
     let settled = false;
+    let answered = false; // the response began: a failure from here on is the daemon's
     const finish = (err: Error | null, body?: Buffer) => {
       if (settled) return;
       settled = true;
@@ -112,8 +140,9 @@ function fetchOnce(url: string, timeoutMs: number, maxBytes: number, signal: Abo
       req.destroy();
       finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
     }
-    const agent = agents ? (u.protocol === 'https:' ? agents.https : agents.http) : false;
+    const agent = agents && !agents.off ? (u.protocol === 'https:' ? agents.https : agents.http) : false;
     const req = mod.get(u, { headers: { Accept: 'application/json' }, agent }, (res) => {
+      answered = true;
       res.on('close', () => {
         if (!res.complete) finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
       });
@@ -140,6 +169,7 @@ function fetchOnce(url: string, timeoutMs: number, maxBytes: number, signal: Abo
       });
       res.on('end', () => {
         if (!res.complete) return finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
+        if (!req.reusedSocket) agents?.freshAnswered();
         finish(null, Buffer.concat(chunks, size));
       });
       res.on('error', (e: NodeJS.ErrnoException) =>
@@ -147,22 +177,27 @@ function fetchOnce(url: string, timeoutMs: number, maxBytes: number, signal: Abo
       );
     });
     req.on('error', (e: NodeJS.ErrnoException) => {
-      // A kept-alive connection the daemon closed as we reused it (its idle timeout): not the
-      // daemon failing. Asked again once, on a new connection (Node's documented pattern).
-      if (mayRetry && !settled && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+      // A kept-alive connection the daemon closed as we reused it (its idle timeout), before
+      // any answer: not the daemon failing. Asked again once, on a new connection, within
+      // what is left of the same deadline (Node's documented pattern).
+      if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && deadline - Date.now() > 0) {
         settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        fetchOnce(url, timeoutMs, maxBytes, signal, agents, false).then(resolve, reject);
+        fetchOnce(url, timeoutMs, deadline, maxBytes, signal, agents, false).then(resolve, reject);
         return;
       }
       finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`));
     });
     signal?.addEventListener('abort', onAbort);
-    const timer = setTimeout(() => {
-      req.destroy();
-      finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        if (req.reusedSocket && !answered && agents) agents.freshNext = true;
+        req.destroy();
+        finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
+      },
+      Math.max(0, deadline - Date.now()),
+    );
   });
 }
 
@@ -208,6 +243,7 @@ export class AttachSource implements MetricsSource {
   private readonly gpuNames = new StickyGpuNames();
   private readonly abort = new AbortController();
   private readonly agents = new KeepAlive();
+  private keepAliveOffLogged = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private lastLogged = '';
@@ -269,6 +305,11 @@ export class AttachSource implements MetricsSource {
       const err = e instanceof PollError ? e : new PollError('invalid_snapshot', (e as Error).message);
       this.fail(err.reason, err.message);
       this.onPoll?.(false);
+    } finally {
+      if (this.agents.off && !this.keepAliveOffLogged && !this.stopped) {
+        this.keepAliveOffLogged = true;
+        this.opts.logger.warn('twice the daemon left a request on a kept-alive connection unanswered and answered it on a new one: connecting afresh for every poll from now on', { source: this.opts.url });
+      }
     }
   }
 

@@ -124,6 +124,11 @@ const KNOWN_GPU = new Set(['ordinal', 'name', 'uuid', 'pci_bus_id', 'lock_held',
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** An own data property, whatever its name: `o["__proto__"] = v` would set the prototype. */
+function setOwn(o: Obj, k: string, v: unknown): void {
+  Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
 /** JSON size of a value, or Infinity when it cannot be serialised. */
 function jsonBytes(v: unknown): number {
   try {
@@ -145,77 +150,62 @@ export function capForServing(s: CuzkStatus): { body: Obj; dropped: string[] } {
   const dropped: string[] = [];
   let unknownBudget = BOUNDS.unknownTotalBytes;
   type Recurse = Record<string, (v: unknown, w: string) => unknown>;
-  const filter = (obj: Obj, known: Set<string>, where: string, recurse?: Recurse): Obj => {
-    // Fast path: every key known and nothing to recurse into or size — the usual object.
-    let plain = true;
+  // `where` (the path in messages) is `base` or `base[idx].`, built only when needed.
+  const filter = (obj: Obj, known: Set<string>, base: string, idx: number, recurse?: Recurse): Obj => {
+    // One pass; the copy is made at the first key whose value differs (dropped, or changed
+    // by a recursion), from the keys before it, which were all kept as they are.
+    let out: Obj | null = null;
     for (const k in obj) {
-      if (!known.has(k) || (recurse !== undefined && Object.prototype.hasOwnProperty.call(recurse, k)) || (known === KNOWN_TOP && SECTIONS.has(k))) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) return obj;
-    let out: Obj | null = null; // the copy, made at the first key that differs
-    let i = 0;
-    const keys = Object.keys(obj);
-    const keep = (k: string, v: unknown) => {
-      if (out !== null) out[k] = v;
-    };
-    const differ = () => {
-      if (out !== null) return;
-      out = {};
-      for (let j = 0; j < i; j++) out[keys[j]] = obj[keys[j]];
-    };
-    for (; i < keys.length; i++) {
-      const k = keys[i];
       const v = obj[k];
+      let nv = v;
+      let drop = false;
       const r = recurse !== undefined && Object.prototype.hasOwnProperty.call(recurse, k) ? recurse[k] : undefined;
-      if (r !== undefined) {
-        const nv = r(v, `${where}${k}`);
-        if (nv !== v) differ();
-        keep(k, nv);
-        continue;
-      }
-      if (known.has(k)) {
-        if (SECTIONS.has(k) && known === KNOWN_TOP) {
+      if (r !== undefined) nv = r(v, `${idx < 0 ? base : `${base}[${idx}].`}${k}`);
+      else if (known.has(k)) {
+        if (known === KNOWN_TOP && SECTIONS.has(k)) {
           const n = jsonBytes(v);
           if (n > BOUNDS.sectionBytes) {
-            differ();
-            dropped.push(`${where}${k} (${n === Infinity ? 'unserialisable' : `${n} bytes`}, over ${BOUNDS.sectionBytes})`);
-            continue;
+            drop = true;
+            dropped.push(`${idx < 0 ? base : `${base}[${idx}].`}${k} (${n === Infinity ? 'unserialisable' : `${n} bytes`}, over ${BOUNDS.sectionBytes})`);
           }
         }
-        keep(k, v);
-        continue;
+      } else {
+        const n = jsonBytes(v);
+        if (n > BOUNDS.unknownFieldBytes || n > unknownBudget) {
+          drop = true;
+          dropped.push(`unknown field ${idx < 0 ? base : `${base}[${idx}].`}${k.length > 64 ? `${k.slice(0, 64)}…` : k} (${n === Infinity ? 'unserialisable' : `${n} bytes`})`);
+        } else unknownBudget -= n;
       }
-      const n = jsonBytes(v);
-      if (n > BOUNDS.unknownFieldBytes || n > unknownBudget) {
-        differ();
-        dropped.push(`unknown field ${where}${k.length > 64 ? `${k.slice(0, 64)}…` : k} (${n === Infinity ? 'unserialisable' : `${n} bytes`})`);
-        continue;
+      if (out === null && (drop || nv !== v)) {
+        out = {};
+        for (const k2 in obj) {
+          if (k2 === k) break;
+          setOwn(out, k2, obj[k2]);
+        }
       }
-      unknownBudget -= n;
-      keep(k, v);
+      if (out !== null && !drop) setOwn(out, k, nv);
     }
     return out ?? obj;
   };
   /** `f` over an array's elements, copying the array only if an element changed. */
-  const each = (v: unknown, w: string, f: (x: Obj, where: string) => Obj): unknown => {
+  const each = (v: unknown, w: string, f: (x: Obj, base: string, idx: number) => Obj): unknown => {
     if (!Array.isArray(v)) return v;
     let out: unknown[] | null = null;
     for (let i = 0; i < v.length; i++) {
       const x: unknown = v[i];
-      const nx = isObj(x) ? f(x, `${w}[${i}].`) : x;
+      const nx = isObj(x) ? f(x, w, i) : x;
       if (nx !== x && out === null) out = v.slice(0, i);
       if (out !== null) out.push(nx);
     }
     return out ?? v;
   };
-  const partitions = (v: unknown, w: string) => each(v, w, (p, at) => filter(p, KNOWN_PARTITION, at));
-  const body = filter(s as unknown as Obj, KNOWN_TOP, '', {
-    pipelines: (v, w) => each(v, w, (p, at) => filter(p, KNOWN_PIPELINE, at, { partitions })),
-    gpu_workers: (v, w) => each(v, w, (x, at) => filter(x, KNOWN_WORKER, at)),
-    gpus: (v, w) => each(v, w, (x, at) => filter(x, KNOWN_GPU, at)),
+  const filterPartition = (p: Obj, base: string, idx: number) => filter(p, KNOWN_PARTITION, base, idx);
+  const partitions = (v: unknown, w: string) => each(v, w, filterPartition);
+  const recursePipeline: Recurse = { partitions };
+  const body = filter(s as unknown as Obj, KNOWN_TOP, '', -1, {
+    pipelines: (v, w) => each(v, w, (p, base, idx) => filter(p, KNOWN_PIPELINE, base, idx, recursePipeline)),
+    gpu_workers: (v, w) => each(v, w, (x, base, idx) => filter(x, KNOWN_WORKER, base, idx)),
+    gpus: (v, w) => each(v, w, (x, base, idx) => filter(x, KNOWN_GPU, base, idx)),
   });
   return { body, dropped };
 }

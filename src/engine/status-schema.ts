@@ -283,31 +283,36 @@ function validatePipeline(p: unknown, maxMs = Infinity): CuzkPipeline | string {
   if (!Array.isArray(p.partitions) || p.partitions.length !== p.total_partitions) {
     return 'partitions: not an array of total_partitions entries';
   }
-  const parts: CuzkPartition[] = [];
+  // Checked in place, not copied: a valid pipeline is used as parsed (this runs for every
+  // partition of every poll; copying them was a quarter of the poll path's garbage).
   for (let i = 0; i < p.partitions.length; i++) {
     const x: unknown = p.partitions[i];
     if (!isObj(x)) return `partitions[${i}]: not an object`;
     if (x.index !== i) return `partitions[${i}]: index is not ${i}`;
     if (!isStr(x.state) || !PARTITION_STATE_NAMES.has(x.state)) return `partitions[${i}]: unknown state`;
-    if (!nullOr(isNonNeg)(x.synth_ms) || !nullOr(isNonNeg)(x.gpu_ms)) return `partitions[${i}]: synth_ms/gpu_ms not null or a non-negative number`;
-    for (const k of ['synth_ms', 'gpu_ms'] as const) {
-      const ms = x[k] as number | null;
-      if (ms !== null && ms > maxMs) return `${IMPLAUSIBLE}partitions[${i}]: ${k} ${ms} is longer than the daemon has been up (${Math.floor(maxMs)} ms)`;
-    }
-    parts.push({ ...x, index: i, state: x.state, synth_ms: x.synth_ms, gpu_ms: x.gpu_ms } as CuzkPartition);
+    const synth = x.synth_ms;
+    const gpu = x.gpu_ms;
+    if (!isNullOrNonNeg(synth) || !isNullOrNonNeg(gpu)) return `partitions[${i}]: synth_ms/gpu_ms not null or a non-negative number`;
+    if (synth !== null && synth > maxMs) return `${IMPLAUSIBLE}partitions[${i}]: synth_ms ${synth} is longer than the daemon has been up (${Math.floor(maxMs)} ms)`;
+    if (gpu !== null && gpu > maxMs) return `${IMPLAUSIBLE}partitions[${i}]: gpu_ms ${gpu} is longer than the daemon has been up (${Math.floor(maxMs)} ms)`;
   }
   if (p.job_handle !== undefined && !isCount(p.job_handle)) return 'job_handle: not a count';
-  return { ...(p as unknown as CuzkPipeline), partitions: parts };
+  return p as unknown as CuzkPipeline;
 }
+
+// Built once (these run for every worker and partition of every poll).
+const isNullOrNonNeg = nullOr(isNonNeg);
+const isNullOrCount = nullOr(isCount);
+const isNullOrJobId = nullOr(isJobId);
 
 function validateWorker(w: unknown, maxMs = Infinity): CuzkWorker | string {
   if (!isObj(w)) return 'not an object';
   if (!isCount(w.worker_id) || w.worker_id > LIMITS.workerId) return 'worker_id: not a count within limits';
   if (!isCount(w.gpu_ordinal) || w.gpu_ordinal >= LIMITS.gpus) return 'gpu_ordinal: not a count within limits';
   if (w.state !== 'idle' && w.state !== 'proving') return 'state: not "idle" or "proving"';
-  if (!nullOr(isJobId)(w.current_job)) return 'current_job: not null or a string';
-  if (!nullOr(isCount)(w.current_partition)) return 'current_partition: not null or a count';
-  if (!nullOr(isNonNeg)(w.busy_secs)) return 'busy_secs: not null or a non-negative number';
+  if (!isNullOrJobId(w.current_job)) return 'current_job: not null or a string';
+  if (!isNullOrCount(w.current_partition)) return 'current_partition: not null or a count';
+  if (!isNullOrNonNeg(w.busy_secs)) return 'busy_secs: not null or a non-negative number';
   if (typeof w.busy_secs === 'number' && w.busy_secs * 1000 > maxMs) return `${IMPLAUSIBLE}busy_secs ${w.busy_secs} is longer than the daemon has been up`;
   if (w.state === 'proving' && (w.current_job === null || w.current_partition === null)) {
     return 'state "proving" without current_job/current_partition';

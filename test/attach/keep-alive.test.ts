@@ -66,3 +66,53 @@ test('a daemon hanging up on every request: one retry, then a counted connect fa
   s = await samples();
   expect(errs(s, 'connect')).toBe(2);
 });
+
+test('a reused connection hung up on after the answer began is the daemon failing: counted, not retried', async () => {
+  daemon.behaviour = { kind: 'drop', always: false, body: GOOD.text, how: 'half' };
+  await h.source.pollOnce(); // first connection, answered
+  await h.source.pollOnce(); // reused: headers and half the body, then a hang-up
+  expect(daemon.requests).toBe(2);
+  const s = await samples();
+  expect(find(s, 'cuzk_up')).toBe(0);
+  expect(errs(s, 'connect')).toBe(1);
+});
+
+test('a server that answers one request per connection and keeps it open: a new connection after each timeout, then for good', async () => {
+  await h.close();
+  h = await startHarness({ url: daemon.url, timeoutMs: 3000 }); // only ignored requests wait for it
+  daemon.behaviour = { kind: 'drop', always: false, body: GOOD.text, how: 'ignore' };
+  const offLog = () => h.logs.filter((l) => l.includes('connecting afresh for every poll'));
+  await h.source.pollOnce(); // connection 1: answered
+  await h.source.pollOnce(); // reused, ignored: the deadline
+  await h.source.pollOnce(); // connection 2 (afresh after the timeout): answered, strike 1
+  await h.source.pollOnce(); // reused, ignored: the deadline
+  let s = await samples();
+  expect(errs(s, 'timeout')).toBe(2);
+  expect(offLog()).toHaveLength(0);
+  await h.source.pollOnce(); // connection 3: answered, strike 2: keep-alive off
+  expect(offLog()).toHaveLength(1);
+  for (let i = 0; i < 3; i++) await h.source.pollOnce();
+  s = await samples();
+  expect(find(s, 'cuzk_up')).toBe(1);
+  expect(errs(s, 'timeout')).toBe(2);
+  expect(daemon.connections).toBe(6); // 3, then one per poll
+  expect(offLog()).toHaveLength(1);
+});
+
+test('a hung daemon keeps keep-alive: its timeouts on new connections are no strike', async () => {
+  await h.close();
+  h = await startHarness({ url: daemon.url, timeoutMs: 1000 });
+  daemon.behaviour = { kind: 'body', body: GOOD.text };
+  await h.source.pollOnce();
+  daemon.behaviour = { kind: 'hang' };
+  await h.source.pollOnce(); // reused: the deadline
+  await h.source.pollOnce(); // afresh: the deadline again
+  daemon.behaviour = { kind: 'body', body: GOOD.text };
+  await h.source.pollOnce(); // afresh, answered: strike 1 (one is never enough)
+  await h.source.pollOnce(); // reused again
+  await h.source.pollOnce();
+  expect(daemon.connections).toBe(3);
+  const s = await samples();
+  expect(errs(s, 'timeout')).toBe(2);
+  expect(h.logs.filter((l) => l.includes('connecting afresh for every poll'))).toHaveLength(0);
+});

@@ -19,11 +19,13 @@ export type Behaviour =
   /** Declare a Content-Length, send a part of the body, close the connection. */
   | { kind: 'truncate'; body: string; sendBytes: number }
   /**
-   * Hang up without an answer: on a connection that already served a request (a daemon
-   * closing an idle kept-alive connection just as it is reused), or on every request
-   * (`always`); otherwise (first request of a connection) answer with `body`.
+   * Misbehave on a connection that already served a request, or on every request
+   * (`always`); otherwise (first request of a connection) answer with `body`. `how`:
+   * hang up without an answer (a daemon closing an idle kept-alive connection just as it is
+   * reused); send the headers and half the body, then hang up; or ignore the request and
+   * keep the connection open (a one-request server that never says `Connection: close`).
    */
-  | { kind: 'drop'; always: boolean; body: string };
+  | { kind: 'drop'; always: boolean; body: string; how?: 'hangup' | 'half' | 'ignore' };
 
 export class StatusServer {
   behaviour: Behaviour = { kind: 'body', body: '{}' };
@@ -65,11 +67,17 @@ export class StatusServer {
     this.served.add(req.socket);
     switch (b.kind) {
       case 'drop': {
+        const body = Buffer.from(b.body, 'utf8');
         if (b.always || reused) {
+          if (b.how === 'ignore') return;
+          if (b.how === 'half') {
+            res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+            res.write(body.subarray(0, body.length >> 1), () => req.socket.destroy());
+            return;
+          }
           req.socket.destroy();
           return;
         }
-        const body = Buffer.from(b.body, 'utf8');
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
         res.end(body);
         return;

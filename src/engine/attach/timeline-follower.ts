@@ -203,6 +203,8 @@ export class LogFollower {
    */
   private look(): void {
     const path = this.opts.path;
+    // Taken before the stat: "caught up at lookHr" vouches only for what was written before it.
+    const lookHr = hrNow();
     try {
       let st: fs.Stats | null = null;
       try {
@@ -248,8 +250,8 @@ export class LogFollower {
         this.pos = 0;
         this.splitter.reset();
       }
-      // Nothing new (9 looks in 10 on a busy box): the stat said so, no read needed.
-      if (st && st.size === this.pos && st.ino === this.ino && st.dev === this.dev) this.sink.caughtUp(hrNow());
+      // Nothing new since the last look: the stat said so, no read needed.
+      if (st && st.size === this.pos && st.ino === this.ino && st.dev === this.dev) this.sink.caughtUp(lookHr);
       else this.readToEnd();
       if (!this.up) this.setUp(true, null, `following ${path}`);
     } catch (e) {
