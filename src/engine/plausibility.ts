@@ -23,7 +23,7 @@
  *    counted. Nesting is bounded before any of it is parsed (MAX_JSON_DEPTH).
  */
 import type { CuzkStatus } from './status-schema';
-export { jsonNestingDepth, jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
+export { jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
 
 export const BOUNDS = {
   /** Rounding between a daemon's clocks: ms a duration may exceed its uptime by. */

@@ -7,7 +7,7 @@
  *
  *  - parseStrictJson: a small parser with readable errors (line and column), duplicate keys
  *    refused, depth bounded — for config files (small);
- *  - jsonNestingDepth: a linear scan (no parsing, no recursion) that measures the deepest
+ *  - jsonNestingDepthBytes: a linear scan (no parsing, no recursion) that measures the deepest
  *    nesting, so a large untrusted body can be refused before JSON.parse sees it — for
  *    daemon snapshots (large, parsed by the fast native JSON.parse afterwards).
  */
@@ -16,34 +16,11 @@ export const MAX_JSON_DEPTH = 64;
 
 export class JsonError extends Error {}
 
-/** The deepest nesting of arrays/objects in `text` (strings skipped); stops counting past `limit`. */
-export function jsonNestingDepth(text: string, limit = Infinity): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-      continue;
-    }
-    if (c === 34) inString = true;
-    else if (c === 91 /* [ */ || c === 123 /* { */) {
-      depth++;
-      if (depth > max) {
-        max = depth;
-        if (max > limit) return max;
-      }
-    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
-  }
-  return max;
-}
-
 /**
- * jsonNestingDepth over UTF-8 bytes (a body as received): the same answer, about twice as
- * fast (byte reads; JSON's structural characters are ASCII, and no byte of a multi-byte
- * UTF-8 sequence is below 0x80).
+ * The deepest nesting of arrays/objects in a JSON body as received (UTF-8 bytes; strings
+ * skipped); stops counting past `limit`. Bytes, not the decoded string: twice as fast, and
+ * exact, since JSON's structural characters are ASCII and no byte of a multi-byte UTF-8
+ * sequence is below 0x80.
  */
 export function jsonNestingDepthBytes(b: Uint8Array, limit = Infinity): number {
   let depth = 0;
