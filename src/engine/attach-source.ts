@@ -70,7 +70,7 @@ const hrNowNs = (): number => Number(process.hrtime.bigint());
 
 /** Fetches a URL with a deadline and a body-size limit. */
 export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal, agents?: KeepAlive): Promise<Buffer> {
-  return fetchOnce(url, timeoutMs, Date.now() + timeoutMs, maxBytes, signal, agents, true);
+  return fetchOnce(url, timeoutMs, performance.now() + timeoutMs, maxBytes, signal, agents, true);
 }
 
 /**
@@ -94,11 +94,23 @@ export class KeepAlive {
    */
   freshNext = false;
   strikes = 0;
-  /** A request on a new connection (after a reused one timed out) was answered. */
-  freshAnswered(): void {
+  /** A request was answered (200, whole body), on a reused connection or a new one. */
+  answered(reused: boolean): void {
+    if (reused) {
+      this.strikes = 0; // a one-request server never answers on a reused connection
+      return;
+    }
     if (!this.freshNext) return;
     this.freshNext = false;
-    if (++this.strikes >= 2) this.off = true;
+    if (++this.strikes >= 2) {
+      this.off = true;
+      this.destroy(); // the connection that just answered would otherwise idle until stop()
+    }
+  }
+
+  /** A request on a new connection failed: a hung daemon, not a one-request server. */
+  freshFailed(): void {
+    this.freshNext = false;
   }
   destroy(): void {
     this.http.destroy();
@@ -130,6 +142,7 @@ function fetchOnce(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      if (err && !req.reusedSocket) agents?.freshFailed();
       // The signal lives as long as the source: a listener left on it per poll would leak.
       signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
@@ -169,7 +182,7 @@ function fetchOnce(
       });
       res.on('end', () => {
         if (!res.complete) return finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
-        if (!req.reusedSocket) agents?.freshAnswered();
+        agents?.answered(req.reusedSocket);
         finish(null, Buffer.concat(chunks, size));
       });
       res.on('error', (e: NodeJS.ErrnoException) =>
@@ -180,7 +193,7 @@ function fetchOnce(
       // A kept-alive connection the daemon closed as we reused it (its idle timeout), before
       // any answer: not the daemon failing. Asked again once, on a new connection, within
       // what is left of the same deadline (Node's documented pattern).
-      if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && deadline - Date.now() > 0) {
+      if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && deadline - performance.now() > 0) {
         settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -196,7 +209,7 @@ function fetchOnce(
         req.destroy();
         finish(new PollError('timeout', `GET ${url}: no complete answer within ${timeoutMs} ms`));
       },
-      Math.max(0, deadline - Date.now()),
+      Math.max(0, deadline - performance.now()),
     );
   });
 }

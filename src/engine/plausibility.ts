@@ -156,6 +156,7 @@ export function capForServing(s: CuzkStatus): { body: Obj; dropped: string[] } {
     // by a recursion), from the keys before it, which were all kept as they are.
     let out: Obj | null = null;
     for (const k in obj) {
+      if (!Object.prototype.hasOwnProperty.call(obj, k)) continue; // own fields only, as parsed
       const v = obj[k];
       let nv = v;
       let drop = false;
@@ -180,7 +181,7 @@ export function capForServing(s: CuzkStatus): { body: Obj; dropped: string[] } {
         out = {};
         for (const k2 in obj) {
           if (k2 === k) break;
-          setOwn(out, k2, obj[k2]);
+          if (Object.prototype.hasOwnProperty.call(obj, k2)) setOwn(out, k2, obj[k2]);
         }
       }
       if (out !== null && !drop) setOwn(out, k, nv);

@@ -99,7 +99,7 @@ test('a server that answers one request per connection and keeps it open: a new 
   expect(offLog()).toHaveLength(1);
 });
 
-test('a hung daemon keeps keep-alive: its timeouts on new connections are no strike', async () => {
+test('a hung daemon keeps keep-alive, however often it hangs: its new connections time out too', async () => {
   await h.close();
   h = await startHarness({ url: daemon.url, timeoutMs: 1000 });
   daemon.behaviour = { kind: 'body', body: GOOD.text };
@@ -108,11 +108,18 @@ test('a hung daemon keeps keep-alive: its timeouts on new connections are no str
   await h.source.pollOnce(); // reused: the deadline
   await h.source.pollOnce(); // afresh: the deadline again
   daemon.behaviour = { kind: 'body', body: GOOD.text };
-  await h.source.pollOnce(); // afresh, answered: strike 1 (one is never enough)
+  await h.source.pollOnce(); // afresh, answered: no strike (the new connection timed out too)
   await h.source.pollOnce(); // reused again
   await h.source.pollOnce();
   expect(daemon.connections).toBe(3);
+  daemon.behaviour = { kind: 'hang' }; // a second episode
+  await h.source.pollOnce();
+  await h.source.pollOnce();
+  daemon.behaviour = { kind: 'body', body: GOOD.text };
+  await h.source.pollOnce(); // connection 5
+  await h.source.pollOnce(); // reused: keep-alive still on
+  expect(daemon.connections).toBe(5);
   const s = await samples();
-  expect(errs(s, 'timeout')).toBe(2);
+  expect(errs(s, 'timeout')).toBe(4);
   expect(h.logs.filter((l) => l.includes('connecting afresh for every poll'))).toHaveLength(0);
 });

@@ -62,3 +62,13 @@ test('a free-form section over its cap is dropped; the budget for unknown fields
   expect(kept.length).toBe(Math.floor(BOUNDS.unknownTotalBytes / 1002));
   expect(r.dropped).toHaveLength(1 + 20 - kept.length);
 });
+
+test('inherited enumerable fields are not the snapshot’s: not re-served, not counted against the budget', () => {
+  const s = snap();
+  const p = Object.assign(Object.create({ inh: 'y'.repeat(2000) }), part(1));
+  s.pipelines[0].partitions[1] = p;
+  s.pipelines[0].partitions[0].blob = 'x'.repeat(BOUNDS.unknownFieldBytes + 1); // forces a copy of pipelines[0]
+  const r = capForServing(s as CuzkStatus);
+  expect(r.dropped).toEqual([`unknown field pipelines[0].partitions[0].blob (${BOUNDS.unknownFieldBytes + 3} bytes)`]);
+  expect(JSON.stringify(r.body)).not.toContain('inh');
+});
