@@ -479,7 +479,7 @@ g.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) =>
 process.on('disconnect', () => process.exit(0));
 `;
 
-export class SurfacesDaemon {
+class SurfacesDaemon {
   private constructor(
     private readonly child: ChildProcess,
     readonly statusUrl: string,

@@ -3,30 +3,13 @@
  * bad address or path is one readable line and exit 2 before anything starts; the flags
  * also come from the environment and the config file; --help documents them.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { runCli } from '../helpers/cli-run';
 
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, env);
 
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cuzk-exporter ${args.join(' ')} did not exit\n${stderr}`));
-    }, 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const nonEmptyLines = (s: string) => s.split('\n').filter((l) => l.trim() !== '');
 let dir: string;

@@ -7,33 +7,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { CLI, CliRun, runCli } from '../helpers/cli-run';
 
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+const cli = runCli;
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = CliRun;
 
-function cli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cuzk-exporter ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
 
 /** Starts a long-running command and resolves once it printed its metrics URL. */
 function startServing(args: string[]): Promise<{ child: ChildProcess; url: string; out: () => { stdout: string; stderr: string }; exit: Promise<Run> }> {

@@ -5,35 +5,11 @@
  * The same binding through the engine API: swapped proofs fail, their own ids pass.
  * Runs the compiled CLI (built by the jest global setup), as users do.
  */
-import { spawn } from 'node:child_process';
-import * as path from 'node:path';
+import { runCli } from '../helpers/cli-run';
 import { NativeEngine } from '../../src/engine/native-engine';
 
-const CLI = path.join(__dirname, '..', '..', 'dist', 'src', 'cli', 'main.js');
+const cli = (args: string[], timeoutMs = 60_000) => runCli(args, {}, timeoutMs);
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`cuzk-exporter ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 const rows = (s: string) => s.split('\n').filter((l) => l.trim() !== '').slice(1); // without the header
 
