@@ -161,6 +161,12 @@ export class StateModel {
   /** When the worker picked up the partition it owns now (a stint may span several). */
   wPickNs = new Float64Array(0);
   /**
+   * The running stint is exposed up to here at most (Infinity: no cap). An attached source
+   * whose stint may turn out not to be real (a TIMELINE pickup not yet confirmed, a GPU
+   * stage whose end line may never come) holds it back; the end lifts it.
+   */
+  wCapNs = new Float64Array(0);
+  /**
    * Ownership from hand-offs, independent of the busy flag: the newest partition the worker
    * picked up that has not ended (job handle, partition index; -1 when none or unknown).
    */
@@ -243,6 +249,7 @@ export class StateModel {
     const wPartition = new Int32Array(nw).fill(-1);
     const wKind = new Int16Array(nw).fill(-1);
     const wPickNs = new Float64Array(nw);
+    const wCapNs = new Float64Array(nw).fill(Infinity);
     const oJob = new Float64Array(nw);
     const oPart = new Int32Array(nw).fill(-1);
     next.workers.forEach((w, i) => {
@@ -256,6 +263,7 @@ export class StateModel {
       wPartition[i] = this.wPartition[j];
       wKind[i] = this.wKind[j];
       wPickNs[i] = this.wPickNs[j];
+      wCapNs[i] = this.wCapNs[j];
       oJob[i] = this.oJob[j];
       oPart[i] = this.oPart[j];
     });
@@ -279,7 +287,7 @@ export class StateModel {
       gLastReleaseNs[i] = this.gLastReleaseNs[j];
     });
     Object.assign(this, {
-      wBusy, wSinceNs, wBusyNs, wPartitions, wJob, wPartition, wKind, wPickNs, oJob, oPart,
+      wBusy, wSinceNs, wBusyNs, wPartitions, wJob, wPartition, wKind, wPickNs, wCapNs, oJob, oPart,
       gLockHeld, gLockSinceNs, gLockHeldNs, gStarvedSinceNs, gStarvedNs, gLastReleaseNs,
     });
     this.busyWorkers = wBusy.reduce((a, b) => a + b, 0);
@@ -362,7 +370,7 @@ export class StateModel {
 
   /** Busy ns of a worker including its running stint up to nowNs. */
   workerBusyNsAt(slot: number, nowNs: number): number {
-    const running = this.wBusy[slot] ? Math.max(0, nowNs - this.wSinceNs[slot]) : 0;
+    const running = this.wBusy[slot] ? Math.max(0, Math.min(nowNs, this.wCapNs[slot]) - this.wSinceNs[slot]) : 0;
     return this.wBusyNs[slot] + running;
   }
 

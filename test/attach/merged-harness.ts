@@ -35,6 +35,8 @@ export interface MergedHarnessOptions {
   timelinePollMs?: number;
   skewToleranceMs?: number;
   start?: boolean;
+  /** TIMELINE surface options beyond the above (timeouts, clock lead). */
+  timeline?: Partial<import('../../src/engine/attach/timeline-surface').TimelineOptions>;
 }
 
 export async function startMerged(o: MergedHarnessOptions): Promise<MergedHarness> {
@@ -50,7 +52,19 @@ export async function startMerged(o: MergedHarnessOptions): Promise<MergedHarnes
     maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024,
     logger,
     skewToleranceMs: o.skewToleranceMs,
-    timeline: { stdin: o.stdin, maxLineBytes: o.maxLineBytes, catchUpBytes: o.catchUpBytes, pollMs: o.timelinePollMs },
+    // Scripted logs run their offsets far ahead of real time and stretch stages far beyond
+    // their gpu_ms (see the tests' K): the clock's lead check and the give-up timeout for a
+    // GPU stage with no end (timeline-clock.ts, timeline-surface.ts) are off here unless a
+    // test sets them; their own tests do.
+    timeline: {
+      stdin: o.stdin,
+      maxLineBytes: o.maxLineBytes,
+      catchUpBytes: o.catchUpBytes,
+      pollMs: o.timelinePollMs,
+      maxClockLeadMs: Number.MAX_SAFE_INTEGER,
+      gpuTimeoutMs: 1e12,
+      ...(o.timeline ?? {}),
+    },
   });
   const telemetry = new Telemetry(source, { version: '0.0.0-test', logger });
   const server = await startServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', source, telemetry, logger, version: '0.0.0-test' });

@@ -230,6 +230,12 @@ export class GrpcSurface implements Surface {
   private lastTotals: { c: number; f: number } | null = null;
   private readonly unknownKinds = new Set<string>();
 
+  /**
+   * The daemon's own cumulative counters as the last GetMetrics had them (since the daemon
+   * started; per kind slot), for the /status document: cuzk's /status counters are blind
+   * to PoSt, these are not. Null before the first answer.
+   */
+  daemonCounts: { totalCompleted: number; totalFailed: number; completed: Map<number, number>; failed: Map<number, number> } | null = null;
   /** Latest GetMetrics gauges. */
   queueDepthTotal = 0;
   gpuWorkers = -1;
@@ -412,6 +418,16 @@ export class GrpcSurface implements Surface {
     }
     this.lastUptime = m.uptimeSeconds!;
     if (totals) this.lastTotals = totals;
+    const bySlot = (src: Map<string, number>) => {
+      const out = new Map<number, number>();
+      for (const [kind, n] of src) {
+        const slot = metricsKindIndex(kind);
+        const k = slot < 0 ? OTHER_KIND_INDEX : slot;
+        out.set(k, (out.get(k) ?? 0) + n);
+      }
+      return out;
+    };
+    this.daemonCounts = { totalCompleted: m.totalCompleted ?? 0, totalFailed: m.totalFailed ?? 0, completed: bySlot(m.completed), failed: bySlot(m.failed) };
     this.addDeltas(m.completed, primed, this.prevCompleted ?? new Map(), this.kProofsCompleted, (x) => (this.prevCompleted = x));
     this.addDeltas(m.failed, primed, this.prevFailed, this.kProofsFailed, (x) => (this.prevFailed = x));
     if (m.queueDepth !== null) this.queueDepthTotal = m.queueDepth;

@@ -36,6 +36,7 @@ import { GrpcSurface } from './grpc-surface';
 import { StatusSurface } from './status-surface';
 import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';
 import { TimelineSurface } from './timeline-surface';
+import { mergedStatusBody } from './merged-status';
 
 export interface MergeOptions {
   statusUrl?: string;
@@ -50,7 +51,7 @@ export interface MergeOptions {
   /** Both contradicting claims must hold this long around a common moment (default max(2 s, 2 polls)). */
   skewToleranceMs?: number;
   /** TIMELINE file poll (default 100 ms), standard-input stand-in and limits (tests). */
-  timeline?: { pollMs?: number; stdin?: import('node:stream').Readable; maxLineBytes?: number; catchUpBytes?: number };
+  timeline?: Partial<Omit<import('./timeline-surface').TimelineOptions, 'path' | 'errors' | 'logger'>>;
 }
 
 export interface Disagreement {
@@ -135,11 +136,26 @@ export class MergedAttachSource implements MetricsSource {
 
     const fwd = forwardTo(this.model);
     if (this.status) this.status.model.observer = this.partitionDriver === 'status' ? fwd : null;
+    if (this.status && this.timeline) {
+      // cuzk's /status marks a partition done when its GPU stage ends whatever the result
+      // (status.rs partition_gpu_end): a TIMELINE unit /status saw end that never gets a
+      // GPU_END failed on the GPU (timeline-surface.ts sweep).
+      const tl = this.timeline;
+      this.status.onPipelines = (pipelines) => {
+        for (const p of pipelines) {
+          for (const part of p.partitions) {
+            if (part.state === 'done' && typeof part.gpu_ms === 'number') tl.otherSurfaceEnded(p.job_id, part.index, part.gpu_ms);
+          }
+        }
+      };
+    }
     if (this.timeline) {
       this.timeline.observer = fwd;
       this.timeline.resolver = (id) => {
         const k = this.status?.kindOf(id) ?? -1;
-        return k >= 0 ? k : (this.grpc?.kindOf(id) ?? -1);
+        if (k >= 0) return { kind: k, evidence: 'status' };
+        const g = this.grpc?.kindOf(id) ?? -1;
+        return g >= 0 ? { kind: g, evidence: 'grpc_status' } : null;
       };
     }
     this.model.up = false;
@@ -257,19 +273,21 @@ export class MergedAttachSource implements MetricsSource {
       let kind = -1;
       let oJob = 0;
       let oPart = -1;
+      let cap = Infinity;
       if (this.workerDriver === 'timeline') {
-        const t = this.timeline!;
-        if (id < t.wSeen.length) {
-          b = t.wBusy[id];
-          since = t.wSince[id];
-          pick = t.wPick[id];
-          busyNs = t.wBusyNs[id];
-          parts = t.wParts[id];
-          const own = t.wOwnJob[id];
+        const t = this.timeline!.workers;
+        if (id < t.seen.length) {
+          b = t.busy[id];
+          since = t.since[id];
+          busyNs = t.busyNs[id];
+          parts = t.parts[id];
+          cap = t.cap[id];
+          const own = t.own[id];
           if (own) {
-            job = own.handle;
-            part = t.wOwnPart[id];
-            kind = own.kind >= 0 ? own.kind : OTHER_KIND_INDEX;
+            pick = own.pickT;
+            job = own.job.handle;
+            part = own.key < 0 ? 0 : own.key;
+            kind = own.job.kind >= 0 ? own.job.kind : OTHER_KIND_INDEX;
             oJob = job;
             oPart = part;
           }
@@ -306,6 +324,7 @@ export class MergedAttachSource implements MetricsSource {
       }
       m.wBusy[i] = b;
       m.wSinceNs[i] = since;
+      m.wCapNs[i] = cap;
       m.wPickNs[i] = pick;
       if (busyNs > m.wBusyNs[i]) m.wBusyNs[i] = busyNs;
       if (parts > m.wPartitions[i]) m.wPartitions[i] = parts;
@@ -324,12 +343,17 @@ export class MergedAttachSource implements MetricsSource {
   private composePartitions(): void {
     const m = this.model;
     if (this.partitionDriver === 'timeline') {
-      const t = this.timeline!;
+      const t = this.timeline!.units;
       m.kLive.set(t.kLive);
       m.kGpuNs.set(t.kGpuNs);
       m.kSynthNs.set(t.kSynthNs);
       m.kPartsCompleted.set(t.kParts);
-      if (this.status) m.kPartsFailed.set(this.status.model.kPartsFailed);
+      // Failed partitions: GPU failures TIMELINE saw end without a GPU_END (by /status'
+      // word), plus what /status marks failed (synthesis failures; cuzk's /status marks a
+      // GPU failure done, so the two never count the same partition).
+      const f = t.kPartsFailed;
+      const sf = this.status?.model.kPartsFailed;
+      for (let k = 0; k < KIND_SLOTS; k++) m.kPartsFailed[k] = Math.max(m.kPartsFailed[k], f[k] + (sf ? sf[k] : 0));
     } else if (this.partitionDriver === 'status') {
       const s = this.status!.model;
       m.kLive.set(s.kLive);
@@ -459,85 +483,6 @@ export class MergedAttachSource implements MetricsSource {
 
   statusBody(): Record<string, unknown> | null {
     if (this.workerDriver === 'status') return this.status!.attach.statusBody();
-    const m = this.model;
-    const now = this.nowNs();
-    const base = this.status?.attach.statusBody() ?? {};
-    const jobsByHandle = new Map<number, string>();
-    const pipelines: Record<string, unknown>[] = [];
-    if (this.timeline) {
-      const lastMs = this.timeline.lastOffsetMs;
-      for (const j of this.timeline.jobs.values()) {
-        jobsByHandle.set(j.handle, j.id);
-        let total = 0;
-        for (const k of j.parts.keys()) if (k + 1 > total) total = k + 1;
-        const partitions: Record<string, unknown>[] = [];
-        let done = 0;
-        for (let i = 0; i < total; i++) {
-          const p = j.parts.get(i);
-          const state = p && p.state >= 0 ? p.state : 0;
-          if (state === PART_DONE || state === PART_FAILED) done++;
-          const name = state === PART_FINALIZING ? 'gpu' : PARTITION_STATES[state];
-          const entry: Record<string, unknown> = { index: i, state: name, synth_ms: p && p.synthMs >= 0 ? p.synthMs : null, gpu_ms: p && p.gpuMs >= 0 ? p.gpuMs : null };
-          if (state === PART_FINALIZING) entry.finalizing = true;
-          if (p && p.worker >= 0) entry.worker_id = p.worker;
-          partitions.push(entry);
-        }
-        pipelines.push({
-          job_id: j.id,
-          proof_kind: j.kind >= 0 ? KIND_LABELS[j.kind] : 'unknown',
-          started_secs_ago: Math.max(0, (lastMs - j.firstMs) / 1000),
-          total_partitions: total,
-          partitions_done: done,
-          partitions,
-        });
-      }
-    }
-    const gpuWorkers = m.topology.workers.map((w, i) => {
-      const busy = m.wBusy[i] === 1;
-      let job: string | null = null;
-      if (busy) job = jobsByHandle.get(m.wJob[i]) ?? (this.workerDriver === 'grpc' ? (this.grpc!.wJob[w.id] || null) : null);
-      return {
-        worker_id: w.id,
-        gpu_ordinal: w.gpu,
-        state: busy ? 'proving' : 'idle',
-        current_job: busy ? job : null,
-        current_partition: busy ? m.wPartition[i] : null,
-        busy_secs: busy ? Math.max(0, now - m.wSinceNs[i]) / 1e9 : null,
-        current_kind: busy && m.wKind[i] >= 0 ? KIND_LABELS[m.wKind[i]] : null,
-      };
-    });
-    const uptime =
-      typeof base.uptime_secs === 'number' ? base.uptime_secs : this.timeline && this.timeline.lastOffsetMs >= 0 ? this.timeline.lastOffsetMs / 1000 : 0;
-    const counters =
-      base.counters ??
-      (this.grpc
-        ? {
-            total_completed: sum(this.grpc.kProofsCompleted),
-            total_failed: sum(this.grpc.kProofsFailed),
-            completed_by_kind: perKind(this.grpc.kProofsCompleted),
-            failed_by_kind: perKind(this.grpc.kProofsFailed),
-            queue_depth: this.grpc.queueDepthTotal,
-          }
-        : undefined);
-    return {
-      ...base,
-      uptime_secs: uptime,
-      pipelines,
-      gpu_workers: gpuWorkers,
-      ...(counters ? { counters } : {}),
-      ...(this.grpc ? { gpus: m.topology.gpus.map((g) => ({ ordinal: g.ordinal, name: g.name })) } : {}),
-    };
+    return mergedStatusBody(this, this.nowNs());
   }
-}
-
-function sum(a: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i];
-  return s;
-}
-
-function perKind(a: ArrayLike<number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (let k = 0; k < KIND_SLOTS; k++) if (a[k] || k < OTHER_KIND_INDEX) out[KIND_LABELS[k]] = a[k];
-  return out;
 }

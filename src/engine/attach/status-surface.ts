@@ -26,12 +26,24 @@ export interface StatusSurfaceOptions {
 
 const KIND_CACHE_MAX = 10_000;
 
+/** A pipeline as re-served from a validated snapshot (status-schema.ts). */
+export interface StatusPipeline {
+  job_id: string;
+  proof_kind: string;
+  total_partitions: number;
+  partitions: { index: number; state: string; synth_ms?: number | null; gpu_ms?: number | null }[];
+}
+
 export class StatusSurface implements Surface {
   readonly name = 'status' as const;
   readonly target: string;
   readonly attach: AttachSource;
   /** job_id -> kind slot, from the pipelines seen (kept after a job ages out, bounded). */
   private readonly kindOfJob = new Map<string, number>();
+  /** job_id -> total_partitions, as the last snapshot listing it said (bounded). */
+  private readonly totalOfJob = new Map<string, number>();
+  /** Called with each good snapshot's pipelines (the merge passes partition ends to TIMELINE). */
+  onPipelines: ((pipelines: StatusPipeline[]) => void) | null = null;
   /** Per worker id: since when (hrtime) the snapshots show it idle. */
   private readonly idleSince = new Map<number, number>();
   /** Called after every poll (tests, the page). */
@@ -95,11 +107,17 @@ export class StatusSurface implements Surface {
     for (const p of pipelines) {
       const id = (p as { job_id?: unknown })?.job_id;
       const kind = (p as { proof_kind?: unknown })?.proof_kind;
+      const total = (p as { total_partitions?: unknown })?.total_partitions;
+      if (typeof id === 'string' && typeof total === 'number' && Number.isInteger(total) && total > 0 && total <= 4096) {
+        if (!this.totalOfJob.has(id) && this.totalOfJob.size >= KIND_CACHE_MAX) this.totalOfJob.delete(this.totalOfJob.keys().next().value as string);
+        this.totalOfJob.set(id, total);
+      }
       if (typeof id !== 'string' || typeof kind !== 'string' || this.kindOfJob.has(id)) continue;
       if (this.kindOfJob.size >= KIND_CACHE_MAX) this.kindOfJob.delete(this.kindOfJob.keys().next().value as string);
       const k = kindIndex(kind);
       this.kindOfJob.set(id, k < 0 ? OTHER_KIND_INDEX : k);
     }
+    this.onPipelines?.(pipelines as StatusPipeline[]);
     const m = this.attach.model;
     const t = this.attach.nowNs();
     const ids = new Set<number>();
@@ -120,6 +138,11 @@ export class StatusSurface implements Surface {
   /** When the poll that brought the last snapshot was sent: the snapshot holds somewhere after. */
   private pollStartHr = 0;
   private lastStartHr = 0;
+
+  /** total_partitions /status gave a job (-1 if it never listed it). */
+  totalPartitionsOf(jobId: string): number {
+    return this.totalOfJob.get(jobId) ?? -1;
+  }
 
   /** The kind /status gave a job (-1 if it never listed it). */
   kindOf(jobId: string): number {

@@ -1,61 +1,50 @@
 /**
  * The TIMELINE surface (DESIGN §7c): cuzk's `TIMELINE,<offset_ms>,<event>,<job_id>,<detail>`
- * lines, followed in its log file or on standard input. The only surface with exact
- * per-worker GPU intervals for every proof kind, PoSt included.
+ * lines, followed in its log file or on standard input: the only surface with exact
+ * per-worker GPU intervals for every proof kind, PoSt included. How upstream writes each
+ * line on every path, and how each is read here, is docs/upstream-conformance.md; in short:
  *
- * Semantics (cuzk's own after its race fix; contracts "TIMELINE line format"):
- *  - a worker is busy from a GPU_PICKUP until the GPU_END of the partition it picked up
- *    last: a pickup while busy moves ownership and the stint goes on; the GPU_END of an
- *    older partition (its finalizer) does not end the stint; busy seconds are exact to the
- *    millisecond (both ends are offsets of the daemon's own clock);
- *  - a partition is `gpu` from its pickup, `finalizing` once its worker has picked up a
- *    newer one while its GPU_END has not come, ended at its GPU_END (gpu_ms = the whole GPU
- *    stage, as cuzk measures it);
- *  - partitioned jobs carry no kind: it is resolved from partition indexes (>= 10 can only
- *    be SnapDeals), or from the other surfaces (the resolver: /status pipelines, gRPC
- *    current_proof_kind). Until then the job's time waits, unexposed, and its live
- *    partitions show under proof_kind="other"; a job that ends and goes quiet without ever
- *    being resolved is counted under "other" (and in errors{reason="timeline_unresolved_kind"}),
- *    never under a guessed kind;
- *  - the offsets going back by more than a second is a daemon restart: the old process'
- *    stints end, its jobs are dropped, totals stay;
- *  - lines read by the start-up catch-up (history) rebuild state only: what ended before we
- *    attached is not counted.
- * The clock: each daemon run maps its offsets onto the exporter's clock at a fixed base, so
- * every interval is an exact difference of two offsets. The running stint of a busy worker
- * is exposed up to the last moment the log is known to have been read in full, less a lag
- * (>= 1 s, twice the recent worst lateness of lines), so a GPU_END still on its way does not
- * land before what was exposed: the busy-seconds counter never goes down and stays exact.
+ *  - clock (timeline-clock.ts): offsets of one daemon run on one base; a restart when they
+ *    go back; lines claiming to be ahead of real time refused and counted;
+ *  - jobs and units (timeline-jobs.ts): one unit per partition instance (a retried or
+ *    duplicated id gets new ones), monolithic jobs matched pickup → end by job and worker
+ *    whatever `partition=` the end carries (WindowPoSt's does);
+ *  - workers (timeline-workers.ts): busy from a pickup to the end of the latest unit picked
+ *    up; a pickup is tentative until its GPU_START (a skip writes none); a unit with no end
+ *    (GPU failures write none) is given up after `gpuTimeoutMs`, or ended where /status
+ *    saw it end (the merge passes that on);
+ *  - kinds (kind-evidence.ts): partitioned jobs never name their kind; until something
+ *    does, their time waits unexposed and is flushed on a timer;
+ *  - torn lines (timeline-scan.ts): a tracing line inside a TIMELINE line is cut out;
+ *  - history: lines read by the start-up catch-up rebuild state only, never count.
+ * A sweep every second (not only when a line arrives) ends what timed out.
  */
-import {
-  KIND_SLOTS,
-  LIVE_PARTITION_STATES,
-  OTHER_KIND_INDEX,
-  PART_DONE,
-  PART_FINALIZING,
-  PART_GPU,
-  PART_SYNTHESIZING,
-  PART_SYNTH_DONE,
-  kindIndex,
-  liveSlot,
-} from '../kinds';
+import { KIND_SLOTS, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE, kindIndex } from '../kinds';
 import type { ErrorCounts } from '../error-counts';
 import { BOUNDS } from '../plausibility';
 import type { Logger } from '../../util/logger';
+import { KindEvidence, KindResolutions, kindFromRequestId } from './kind-evidence';
 import { FollowerSink, LogFollower } from './timeline-follower';
+import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, newRecord, parseTimeline } from './timeline-parser';
+import { TimelineClock, DEFAULT_MAX_LEAD_MS } from './timeline-clock';
 import {
-  TIMELINE_MARK,
-  TL_GPU_END,
-  TL_GPU_PICKUP,
-  TL_GPU_QUEUE,
-  TL_GPU_START,
-  TL_SYNTH_END,
-  TL_LIMITS,
-  TL_SYNTH_START,
-  TimelineRecord,
-  newRecord,
-  parseTimeline,
-} from './timeline-parser';
+  END_ABANDONED,
+  END_DONE,
+  END_FAILED,
+  END_LOST,
+  END_NONE,
+  END_SKIPPED,
+  MONO,
+  STATES_ON_GPU,
+  STATES_SYNTH,
+  STATES_WAITING,
+  TimelineJobs,
+  TlJob,
+  TlUnit,
+  UnitObserver,
+} from './timeline-jobs';
+import { TimelineScanner } from './timeline-scan';
+import { TimelineWorkers } from './timeline-workers';
 import { Surface, ThrottledLog, WorkerClaim, hrNowNs, quoteName } from './surface';
 
 export const TIMELINE_ERRORS = [
@@ -68,6 +57,9 @@ export const TIMELINE_ERRORS = [
   'timeline_missing',
   'timeline_read',
   'timeline_eof',
+  'timeline_torn',
+  'timeline_clock',
+  'timeline_gpu_end_missing',
 ] as const;
 
 export interface TimelineOptions {
@@ -81,53 +73,38 @@ export interface TimelineOptions {
   maxLineBytes?: number;
   /** How much of an existing file's tail the start-up catch-up reads (default 8 MiB). */
   catchUpBytes?: number;
-  /** Standard input stand-in (tests). */
+  /** Standard input stand-in (tests, a fleet target's command). */
   stdin?: import('node:stream').Readable;
+  /** A pickup not followed by its GPU_START within this long was a skip (default 5 s). */
+  confirmMs?: number;
+  /** A GPU stage with no end line is given up after this long (default: max(60 s, 3x the longest seen for its kind)). */
+  gpuTimeoutMs?: number;
+  /** A job that ended with no kind known is counted under "other" after this long (default 60 s). */
+  unresolvedMs?: number;
+  /** How far ahead of real time a live line may claim to be (default 30 s). */
+  maxClockLeadMs?: number;
+  /** The sweep's period (default 1 s; 0: no timer, tests call sweep()). */
+  sweepMs?: number;
 }
 
-/** Offsets going back by more than this is a new daemon process (eprintln order may jitter by a few ms). */
-export const RESTART_BACK_MS = 1000;
-/** A job whose partitions have all ended and that saw no line for this long is forgotten. */
+/** A job whose units have all ended and that saw no line for this long is forgotten. */
 const ENDED_QUIET_MS = 60_000;
-/** A job with partitions still live that saw no line for this long is given up (a failed job: cuzk writes no GPU_END). */
+/** A job that saw no line for this long is forgotten whatever it holds (lines lost). */
 const STALE_QUIET_MS = 600_000;
 const MAX_JOBS = 10_000;
-const MAX_PARTS = 200_000;
-const MAX_PENDING_OBS = 4096;
+const MAX_UNITS = 200_000;
+const MIN_GPU_TIMEOUT_MS = 60_000;
+const MIN_SYNTH_TIMEOUT_MS = 600_000;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
 const SNAP_UPDATE = kindIndex('snap-update');
-/** Per line: the recent-worst lateness halves in ~7000 lines. */
-const LAT_DECAY = 0.9999;
-/** The running-stint clock stays at least this far behind what was read (ns). */
-const MIN_LAG_NS = 1e9;
 
-export interface TlPart {
-  state: number; // PART_*
-  worker: number;
-  synthCounted: boolean;
-  /** As the lines said; -1 until known. */
-  synthMs: number;
-  gpuMs: number;
-}
+/** What the lines say about split proving (CUZK_DISABLE_SPLIT_PROVE=1 writes no GPU_START/GPU_END). */
+export type SplitMode = 'unknown' | 'on' | 'off';
 
-export interface TlJob {
-  id: string;
-  handle: number;
-  /** Kind slot; -1 while unresolved. */
-  kind: number;
-  /** Saw partition= lines (cuzk's partitioned path). */
-  partitioned: boolean;
-  parts: Map<number, TlPart>;
-  /** Partitions in a live state. */
-  live: number;
-  /** Offset (ms) of its last line. */
-  lastMs: number;
-  /** Kind slot its live partitions are counted under (its kind, or other while unresolved). */
-  liveSlot: number;
-  /** Contributions waiting for the kind. */
-  pend: { gpuNs: number; synthNs: number; parts: number; obs: number[] } | null;
-  firstMs: number;
+export interface KindSource {
+  /** The kind slot another surface gives this job id, and how, or null. */
+  (jobId: string): { kind: number; evidence: KindEvidence } | null;
 }
 
 export class TimelineSurface implements Surface, FollowerSink {
@@ -138,52 +115,30 @@ export class TimelineSurface implements Surface, FollowerSink {
   private readonly rec: TimelineRecord = newRecord();
   private readonly errors: ErrorCounts;
   private readonly maxLineBytes: number;
-
-  /** Resolves a job id to a kind slot from the other surfaces (-1: unknown). Set by the merge. */
-  resolver: ((jobId: string) => number) | null = null;
-  /** Histogram observations (partition ends), forwarded by the merge. */
-  observer: { partitionGpu(kind: number, s: number, job?: number, partition?: number): void; partitionSynthesis(kind: number, s: number, job?: number, partition?: number): void } | null = null;
-
-  // Clock (ns). A run's offsets map to runBase + offset*1e6.
-  private runBase = 0;
-  private epochHr = Infinity;
-  private maxOffset = -1;
-  private lastLineNs = 0;
-  private lastEofHr = 0;
-  private lastExposed = 0;
-  private runs = 0;
-  /** Recent worst lateness of lines (ns), decaying. */
-  private latMax = 0;
-
-  // Workers, indexed by cuzk's worker id.
-  wSeen = new Uint8Array(0);
-  wBusy = new Uint8Array(0);
-  wSince = new Float64Array(0);
-  wPick = new Float64Array(0);
-  wBusyNs = new Float64Array(0);
-  wParts = new Float64Array(0);
-  wChange = new Float64Array(0);
-  /** The worker's state is known: a pickup of it was seen in this daemon run. */
-  wKnown = new Uint8Array(0);
-  wOwnPart = new Int32Array(0);
-  wOwnJob: (TlJob | null)[] = [];
-  busyWorkers = 0;
-
-  // Per kind slot.
-  readonly kGpuNs = new Float64Array(KIND_SLOTS);
-  readonly kSynthNs = new Float64Array(KIND_SLOTS);
-  readonly kParts = new Float64Array(KIND_SLOTS);
-  readonly kLive = new Int32Array(KIND_SLOTS * LIVE_PARTITION_STATES);
-
-  readonly jobs = new Map<string, TlJob>();
-  private readonly unresolved = new Set<TlJob>();
-  private partsTracked = 0;
-  private nextHandle = 1;
+  readonly clock: TimelineClock;
+  readonly units = new TimelineJobs();
+  readonly workers: TimelineWorkers;
+  private readonly scanner: TimelineScanner;
+  readonly kinds = new KindResolutions();
+  private readonly confirmNs: number;
+  private readonly fixedGpuTimeoutNs: number;
+  private readonly unresolvedNs: number;
+  private sweepTimer: NodeJS.Timeout | null = null;
   private lastSweepMs = 0;
+
+  /** Resolves a job id to a kind from the other surfaces (set by the merge). */
+  resolver: KindSource | null = null;
+  splitMode: SplitMode = 'unknown';
+  /** Longest GPU stage / synthesis seen per kind slot (ns); the last slot is any kind. */
+  private readonly maxGpuNs = new Float64Array(KIND_SLOTS + 1);
+  private readonly maxSynthNs = new Float64Array(KIND_SLOTS + 1);
   /** TIMELINE lines applied. */
   eventsTotal = 0;
+  /** Pickups found to be skips (partitions of jobs that had failed). */
+  skips = 0;
   private upNow = false;
   private lastReason: string | null = null;
+  private readonly unknownKindNames = new Set<string>();
 
   constructor(private readonly opts: TimelineOptions) {
     this.target = opts.path === '-' ? 'standard input' : opts.path;
@@ -192,11 +147,29 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.errors.declare('implausible');
     this.errors.declare('unknown_proof_kind');
     this.maxLineBytes = opts.maxLineBytes ?? 64 * 1024;
+    this.confirmNs = (opts.confirmMs ?? 5000) * 1e6;
+    this.fixedGpuTimeoutNs = opts.gpuTimeoutMs !== undefined ? opts.gpuTimeoutMs * 1e6 : 0;
+    this.unresolvedNs = (opts.unresolvedMs ?? 60_000) * 1e6;
     this.log = new ThrottledLog(opts.logger, { surface: 'timeline', source: this.target });
     this.follower = new LogFollower(
       { path: opts.path, pollMs: opts.pollMs ?? 100, maxLineBytes: this.maxLineBytes, catchUpBytes: opts.catchUpBytes ?? 8 * 1024 * 1024, stdin: opts.stdin },
       this,
     );
+    this.clock = new TimelineClock(() => this.follower.isStdin, hrNowNs, opts.maxClockLeadMs ?? DEFAULT_MAX_LEAD_MS);
+    this.workers = new TimelineWorkers((u) => u.pickT + this.capSpanNs(u.job.kind));
+    this.scanner = new TimelineScanner(
+      {
+        record: (s, a, b, history, readHr) => this.record(s, a, b, history, readHr),
+        bad: (why, s, a, b) => this.badLine(why, s, a, b),
+        torn: (head) => this.bad('timeline_torn', `a TIMELINE line torn by other output could not be put back together: ${quoteName(head.slice(0, 120))}`),
+        overlong: () => this.bad('timeline_line_too_long', `a TIMELINE line longer than ${this.maxLineBytes} bytes was dropped`),
+      },
+      this.maxLineBytes,
+    );
+  }
+
+  set observer(o: UnitObserver | null) {
+    this.units.observer = o;
   }
 
   get up(): boolean {
@@ -205,15 +178,22 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   start(): void {
     this.follower.start();
+    const every = this.opts.sweepMs ?? 1000;
+    if (every > 0) {
+      this.sweepTimer = setInterval(() => this.sweep(), every);
+      this.sweepTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     await this.follower.stop();
   }
 
-  /** Bytes of a partial line the reader holds now (bounded by maxLineBytes). */
+  /** Bytes of a partial line the reader holds now (bounded by maxLineBytes, twice). */
   get pendingBytes(): number {
-    return this.follower.pendingBytes;
+    return this.follower.pendingBytes + this.scanner.pendingBytes;
   }
 
   /** One look at the file now (tests: no waiting for the poll timer). */
@@ -237,29 +217,26 @@ export class TimelineSurface implements Surface, FollowerSink {
   }
 
   caughtUp(hr: number): void {
-    if (hr > this.lastEofHr) this.lastEofHr = hr;
+    if (hr > this.clock.lastEofHr) this.clock.lastEofHr = hr;
   }
 
   /** Applies whole lines of log text (also used directly by tests and the benchmark). */
   lines(text: string, history: boolean, readHr: number): void {
-    const rec = this.rec;
-    const n = text.length;
-    const max = this.maxLineBytes;
-    let m = text.indexOf(TIMELINE_MARK);
-    while (m >= 0) {
-      let e = text.indexOf('\n', m);
-      if (e < 0) e = n;
-      const s = text.lastIndexOf('\n', m) + 1;
-      if (e - s > max) this.bad('timeline_line_too_long', `a TIMELINE line longer than ${max} bytes was dropped`);
-      else {
-        const err = parseTimeline(text, m, e, rec);
-        if (err === null) this.apply(rec, !history, readHr);
-        else if (err === 'malformed') this.bad('timeline_malformed', `a TIMELINE line does not parse: ${quoteName(text.slice(m, Math.min(e, m + 120)))}`);
-        else if (err === 'unknown_event') this.bad('timeline_unknown_event', `a TIMELINE line has an unknown event: ${quoteName(text.slice(m, Math.min(e, m + 120)))}`);
-        else this.bad('timeline_worker_out_of_range', `a TIMELINE line names a worker id above ${TL_LIMITS.maxWorkerId}: ${quoteName(text.slice(m, Math.min(e, m + 120)))}`);
-      }
-      m = e < n ? text.indexOf(TIMELINE_MARK, e + 1) : -1;
-    }
+    this.scanner.scan(text, history, readHr);
+  }
+
+  private record(s: string, a: number, b: number, history: boolean, readHr: number): string | null {
+    const err = parseTimeline(s, a, b, this.rec);
+    if (err !== null) return err;
+    this.apply(this.rec, !history, readHr);
+    return null;
+  }
+
+  private badLine(why: string, s: string, a: number, b: number): void {
+    const text = quoteName(s.slice(a, Math.min(b, a + 120)));
+    if (why === 'unknown_event') this.bad('timeline_unknown_event', `a TIMELINE line has an unknown event: ${text}`);
+    else if (why === 'worker_out_of_range') this.bad('timeline_worker_out_of_range', `a TIMELINE line names a worker id above ${TL_LIMITS.maxWorkerId}: ${text}`);
+    else this.bad('timeline_malformed', `a TIMELINE line does not parse: ${text}`);
   }
 
   private bad(reason: string, message: string): void {
@@ -267,52 +244,23 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.log.log('warn', message);
   }
 
-  // ---- state ----
+  // ---- applying one record ----
 
-  private growWorkers(id: number): void {
-    const n = Math.max(id + 1, this.wSeen.length * 2, 8);
-    const g = <T extends Uint8Array | Float64Array | Int32Array>(a: T, fill = 0): T => {
-      const b = new (a.constructor as { new (n: number): T })(n);
-      if (fill !== 0) b.fill(fill as never);
-      b.set(a as never);
-      return b;
-    };
-    this.wSeen = g(this.wSeen);
-    this.wBusy = g(this.wBusy);
-    this.wSince = g(this.wSince);
-    this.wPick = g(this.wPick);
-    this.wBusyNs = g(this.wBusyNs);
-    this.wParts = g(this.wParts);
-    this.wChange = g(this.wChange);
-    this.wKnown = g(this.wKnown);
-    this.wOwnPart = g(this.wOwnPart, -1);
-    for (let i = this.wOwnJob.length; i < n; i++) this.wOwnJob.push(null);
-  }
-
-  private worker(id: number): void {
-    if (id >= this.wSeen.length) this.growWorkers(id);
-    this.wSeen[id] = 1;
-  }
-
-  private apply(r: TimelineRecord, counting: boolean, readHr: number): void {
+  private apply(r: TimelineRecord, live: boolean, readHr: number): void {
     const off = r.offsetMs;
-    if (this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset) this.restart(counting, off);
-    if (this.maxOffset < 0) this.newRun(readHr, off);
-    if (off > this.maxOffset) this.maxOffset = off;
-    const est = readHr - off * 1e6;
-    if (est < this.epochHr) this.epochHr = est;
-    // How late lines reach us (written after their offset, read after being written): the
-    // running-stint clock keeps at least twice the recent worst behind what was read.
-    // (Live lines only: history is read long after it was written.)
-    if (counting) {
-      const lat = est - this.epochHr;
-      this.latMax = lat > this.latMax * LAT_DECAY ? lat : this.latMax * LAT_DECAY;
+    let v = this.clock.check(off, live, readHr);
+    if (v === 'ahead') {
+      this.bad('timeline_clock', `a TIMELINE line claims offset ${off} ms, more than ${this.clock.maxLeadMs} ms ahead of real time since its daemon started: refused (another daemon's log mixed in, or a clock running fast)`);
+      return;
     }
-    const t = this.runBase + off * 1e6;
-    if (t > this.lastLineNs) this.lastLineNs = t;
+    if (v === 'restart') {
+      this.restart(live, off);
+      v = this.clock.check(off, live, readHr);
+    }
+    const t = this.clock.accept(off, live, readHr);
     this.eventsTotal++;
-    // Plausibility (plausibility.ts): nothing took longer than the engine has been running
-    // (the offset is ms since engine start). Such a duration is counted, never added.
+    let counting = live;
+    // Nothing took longer than the engine has been running (the offset is ms since its start).
     if ((r.event === TL_SYNTH_END || r.event === TL_GPU_END) && r.ms > off + BOUNDS.durationSlackMs) {
       if (counting) {
         const what = `TIMELINE: ${r.event === TL_GPU_END ? 'gpu_ms' : 'synth_ms'} ${r.ms} is longer than the engine has been up (${off} ms)`;
@@ -321,340 +269,396 @@ export class TimelineSurface implements Surface, FollowerSink {
       }
       counting = false;
     }
-
-    const job = this.job(r.jobId, off);
+    const job = this.units.job(r.jobId, off);
+    const key = r.partition >= 0 ? r.partition : MONO;
     switch (r.event) {
       case TL_SYNTH_START: {
-        if (r.partition < 0 && r.kind !== null && job.kind < 0) {
-          const k = kindIndex(r.kind);
-          if (k < 0) this.unknownKind(r.kind);
-          this.setKind(job, k < 0 ? OTHER_KIND_INDEX : k);
+        if (key === MONO && r.kind !== null && job.kind < 0) {
+          let k = kindIndex(r.kind);
+          if (k < 0) {
+            this.unknownKind(r.kind);
+            k = OTHER_KIND_INDEX;
+          }
+          this.setKind(job, k, 'timeline');
         }
-        const part = this.part(job, r.partition);
-        if (part.state < PART_SYNTHESIZING) this.setState(job, part, PART_SYNTHESIZING);
+        // A new instance of the job (a retry re-uses its id): what failed before is over.
+        job.failed = false;
+        const u = this.units.newUnit(job, key);
+        u.synthT = t;
+        this.units.setState(u, PART_SYNTHESIZING);
         break;
       }
       case TL_SYNTH_END: {
-        const part = this.part(job, r.partition);
-        if (part.state < PART_SYNTH_DONE) this.setState(job, part, PART_SYNTH_DONE);
-        if (part.synthMs < 0) part.synthMs = r.ms;
-        if (counting && !part.synthCounted && part.state !== PART_DONE) {
-          part.synthCounted = true;
-          this.addSynth(job, r.ms * 1e6, r.partition < 0 ? 0 : r.partition);
+        const u = this.units.find(job, key, STATES_SYNTH) ?? this.units.newUnit(job, key);
+        this.units.setState(u, PART_SYNTH_DONE);
+        u.readyT = t;
+        u.synthMs = r.ms;
+        if (!u.synthCounted) {
+          u.synthCounted = true;
+          if (counting) this.units.addSynth(job, r.ms * 1e6, key < 0 ? 0 : key);
         }
-        part.synthCounted = true;
+        this.observeMax(this.maxSynthNs, job.kind, r.ms * 1e6);
         break;
       }
       case TL_GPU_QUEUE: {
-        const part = this.part(job, r.partition);
-        if (part.state < PART_SYNTH_DONE) this.setState(job, part, PART_SYNTH_DONE);
+        const u = this.units.find(job, key, STATES_WAITING) ?? this.units.newUnit(job, key);
+        if (u.state < PART_SYNTH_DONE) this.units.setState(u, PART_SYNTH_DONE);
+        if (Number.isNaN(u.readyT)) u.readyT = t;
         break;
       }
       case TL_GPU_PICKUP:
-        this.pickup(r.worker, job, r.partition, t);
+        this.pickup(r.worker, job, key, t, counting, false);
         break;
-      case TL_GPU_START: {
-        // The worker took the GPU lock. If its pickup was missed (before the catch-up's
-        // window, or never written), this is the earliest sign it owns the partition.
-        const key = r.partition < 0 ? 0 : r.partition;
-        if (r.worker >= this.wSeen.length || this.wOwnJob[r.worker] !== job || this.wOwnPart[r.worker] !== key) {
-          const part = job.parts.get(key);
-          if (!part || (part.state !== PART_DONE && part.worker !== r.worker)) this.pickup(r.worker, job, r.partition, t);
-        }
+      case TL_GPU_START:
+        this.gpuStart(r.worker, job, key, t, counting);
         break;
-      }
       case TL_GPU_END:
-        this.end(r.worker, job, r.partition, t, r.ms, counting);
+        this.gpuEnd(r.worker, job, r.partition, t, r.ms, counting);
         break;
       default:
         break;
     }
     if (job.kind < 0) this.tryResolve(job);
-    if (off - this.lastSweepMs >= 1000 || this.jobs.size > MAX_JOBS || this.partsTracked > MAX_PARTS) this.sweep();
+    if (job.kind < 0 && key >= SNAP_MIN_PARTITION) this.setKind(job, SNAP_UPDATE, 'partition_index');
+    if (off - this.lastSweepMs >= 1000 || this.units.jobs.size > MAX_JOBS || this.units.unitsTracked > MAX_UNITS) this.sweep();
   }
 
-  private newRun(readHr: number, off: number): void {
-    const floor = Math.max(this.lastLineNs, this.lastExposed) + 1e6;
-    this.runBase = Math.max(readHr, this.runs === 0 ? 0 : floor + off * 1e6) - off * 1e6;
-    this.epochHr = readHr - off * 1e6;
-    this.maxOffset = off;
-    this.lastSweepMs = off;
-    this.runs++;
+  private pickup(w: number, job: TlJob, key: number, t: number, counting: boolean, fromStart: boolean): TlUnit {
+    const ws = this.workers;
+    ws.touch(w);
+    let o = ws.own[w];
+    if (o && ws.tentative[w]) {
+      // The worker loops to its next pickup without having started the last one. In split
+      // mode that was a skip; a long gap with no GPU_START ever seen is CUZK_DISABLE_SPLIT_PROVE.
+      if (this.splitMode === 'unknown' && t - o.pickT > 50e6) this.setSplitMode('off', o);
+      else this.skip(w, o, counting);
+      o = ws.own[w];
+    }
+    let u = this.units.find(job, key, STATES_WAITING);
+    if (!u) {
+      // The same pickup line again (a duplicated log): nothing new.
+      const again = this.units.find(job, key, STATES_ON_GPU, w);
+      if (again && !fromStart && again.pickT === t) return again;
+      u = this.units.newUnit(job, key);
+    }
+    u.worker = w;
+    u.pickT = t;
+    if (job.failed && !fromStart) {
+      // A partition of a job that already failed: upstream picks it up and drops it.
+      this.units.setState(u, PART_GPU);
+      this.units.finish(u, END_SKIPPED, t);
+      this.skips++;
+      return u;
+    }
+    if (o && o !== u && o.state === PART_GPU) this.units.setState(o, PART_FINALIZING);
+    this.units.setState(u, PART_GPU);
+    const tentative = !fromStart && this.splitMode !== 'off';
+    ws.pickup(w, u, t, tentative);
+    if (fromStart) u.started = true;
+    return u;
   }
 
-  /** The daemon restarted: its stints end (credited up to what was exposed), its jobs go. */
-  private restart(counting: boolean, off: number): void {
-    const endNs = Math.max(this.lastLineNs, this.lastExposed);
-    for (let w = 0; w < this.wBusy.length; w++) {
-      if (this.wBusy[w]) {
-        if (counting) this.wBusyNs[w] += Math.max(0, endNs - this.wSince[w]);
-        this.wBusy[w] = 0;
-        this.busyWorkers--;
-      }
-      this.wOwnJob[w] = null;
-      this.wOwnPart[w] = -1;
-      this.wSeen[w] = 0; // workers come back as the new process uses them
-      this.wKnown[w] = 0;
-    }
-    for (const job of [...this.jobs.values()]) this.evict(job);
-    if (counting) {
-      this.errors.inc('timeline_restart', `TIMELINE offsets went back (${this.maxOffset} ms -> ${off} ms): cuzk restarted`);
-      this.log.log('warn', `cuzk restarted (TIMELINE offsets went back from ${this.maxOffset} ms to ${off} ms); keeping totals`, true);
-    }
-    this.maxOffset = -1;
-  }
-
-  private job(id: string, off: number): TlJob {
-    let job = this.jobs.get(id);
-    if (!job) {
-      job = { id, handle: this.nextHandle++, kind: -1, partitioned: false, parts: new Map(), live: 0, lastMs: off, liveSlot: OTHER_KIND_INDEX, pend: null, firstMs: off };
-      this.jobs.set(id, job);
-      this.unresolved.add(job);
-    }
-    if (off > job.lastMs) job.lastMs = off;
-    return job;
-  }
-
-  private part(job: TlJob, partition: number): TlPart {
-    const key = partition < 0 ? 0 : partition;
-    if (partition >= 0 && !job.partitioned) job.partitioned = true;
-    let p = job.parts.get(key);
-    if (!p) {
-      p = { state: -1, worker: -1, synthCounted: false, synthMs: -1, gpuMs: -1 };
-      job.parts.set(key, p);
-      this.partsTracked++;
-      if (job.kind < 0 && partition >= SNAP_MIN_PARTITION) this.setKind(job, SNAP_UPDATE);
-    }
-    return p;
-  }
-
-  /** Moves a partition between states, keeping the live counts per kind. */
-  private setState(job: TlJob, part: TlPart, next: number): void {
-    const from = part.state >= 0 ? liveSlot(part.state) : -1;
-    const to = liveSlot(next);
-    const base = job.liveSlot * LIVE_PARTITION_STATES;
-    if (from >= 0) {
-      this.kLive[base + from]--;
-      job.live--;
-    }
-    if (to >= 0) {
-      this.kLive[base + to]++;
-      job.live++;
-    }
-    part.state = next;
-  }
-
-  private pickup(w: number, job: TlJob, partition: number, t: number): void {
-    this.worker(w);
-    const key = partition < 0 ? 0 : partition;
-    const part = this.part(job, partition);
-    if (part.state === PART_DONE) return; // a late duplicate
-    const prevJob = this.wOwnJob[w];
-    const prevKey = this.wOwnPart[w];
-    if (prevJob && (prevJob !== job || prevKey !== key)) {
-      const prev = prevJob.parts.get(prevKey);
-      if (prev && prev.state === PART_GPU) this.setState(prevJob, prev, PART_FINALIZING);
-    }
-    if (part.state !== PART_GPU) this.setState(job, part, PART_GPU);
-    part.worker = w;
-    this.wKnown[w] = 1;
-    this.wOwnJob[w] = job;
-    this.wOwnPart[w] = key;
-    this.wPick[w] = t;
-    if (!this.wBusy[w]) {
-      this.wBusy[w] = 1;
-      this.busyWorkers++;
-      this.wSince[w] = t;
-      this.wChange[w] = t;
-    }
-  }
-
-  private end(w: number, job: TlJob, partition: number, t: number, gpuMs: number, counting: boolean): void {
-    this.worker(w);
-    const key = partition < 0 ? 0 : partition;
-    const part = this.part(job, partition);
-    if (part.state === PART_DONE) return; // counted already
-    this.setState(job, part, PART_DONE);
-    part.gpuMs = gpuMs;
-    if (counting) {
-      this.addGpu(job, gpuMs * 1e6, key);
-      this.wParts[w]++;
-    }
-    if (this.wOwnJob[w] === job && this.wOwnPart[w] === key) {
-      if (this.wBusy[w]) {
-        // Exact: both ends are offsets of one run. Never less than was already exposed (a
-        // line's offset is taken a moment before it is written, and lines of different
-        // threads may come a few ms out of order).
-        if (counting) this.wBusyNs[w] += Math.max(0, Math.max(t, this.lastExposed) - this.wSince[w]);
-        this.wBusy[w] = 0;
-        this.busyWorkers--;
-        this.wChange[w] = t;
-      }
-      this.wOwnJob[w] = null;
-      this.wOwnPart[w] = -1;
-    }
-  }
-
-  private addGpu(job: TlJob, ns: number, partition: number): void {
-    if (job.kind >= 0) {
-      this.kGpuNs[job.kind] += ns;
-      this.kParts[job.kind]++;
-      this.observer?.partitionGpu(job.kind, ns / 1e9, job.handle, partition);
+  private gpuStart(w: number, job: TlJob, key: number, t: number, counting: boolean): void {
+    if (this.splitMode !== 'on') this.setSplitMode('on', null);
+    const ws = this.workers;
+    ws.touch(w);
+    const o = ws.own[w];
+    if (o && o.job === job && (o.key === key || key === MONO)) {
+      o.started = true;
+      ws.confirm(w, o);
       return;
     }
-    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, obs: [] });
-    p.gpuNs += ns;
-    p.parts++;
-    if (p.obs.length < MAX_PENDING_OBS) p.obs.push(0, ns, partition);
-  }
-
-  private addSynth(job: TlJob, ns: number, partition: number): void {
-    if (job.kind >= 0) {
-      this.kSynthNs[job.kind] += ns;
-      this.observer?.partitionSynthesis(job.kind, ns / 1e9, job.handle, partition);
+    const u = this.units.find(job, key, STATES_ON_GPU, w);
+    if (u) {
+      u.started = true;
       return;
     }
-    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, obs: [] });
-    p.synthNs += ns;
-    if (p.obs.length < MAX_PENDING_OBS) p.obs.push(1, ns, partition);
+    // Its pickup line was lost or torn beyond repair: the start stands for it.
+    this.pickup(w, job, key, t, counting, true);
+  }
+
+  private gpuEnd(w: number, job: TlJob, partition: number, t: number, gpuMs: number, counting: boolean): void {
+    const ws = this.workers;
+    ws.touch(w);
+    const o = ws.own[w];
+    let u: TlUnit | null = null;
+    // A monolithic unit's end may carry partition= (WindowPoSt's partition_index).
+    if (o && o.job === job && (o.key === partition || o.key === MONO || partition < 0)) u = o;
+    else {
+      const keys = partition >= 0 ? [partition, MONO] : [MONO];
+      for (const k of keys) {
+        u = this.units.find(job, k, STATES_ON_GPU, w) ?? this.units.find(job, k, STATES_ON_GPU);
+        if (u) break;
+      }
+    }
+    if (!u) {
+      // Neither its pickup nor its start was seen: gpu_ms dates the stage (GPU_START is
+      // written right after the pickup and gpu_ms is measured from there).
+      u = this.units.newUnit(job, partition >= 0 && !job.mono ? partition : MONO);
+      this.units.setState(u, PART_GPU);
+      u.worker = w;
+      u.pickT = t - gpuMs * 1e6;
+      u.started = true;
+      ws.creditUnseen(w, u.pickT, t, counting);
+    }
+    const owner = u.worker >= 0 ? u.worker : w;
+    if (ws.own[owner] === u && ws.tentative[owner]) {
+      u.started = true;
+      ws.confirm(owner, u);
+    }
+    u.gpuMs = gpuMs;
+    this.units.finish(u, END_DONE, t);
+    if (counting) {
+      this.units.addGpu(job, gpuMs * 1e6, u.key < 0 ? 0 : u.key, true);
+      ws.parts[owner]++;
+    }
+    this.observeMax(this.maxGpuNs, job.kind, gpuMs * 1e6);
+    ws.ended(owner, u, t, counting);
+  }
+
+  /** `u`, picked up by `w`, never started: a partition of a job that had failed. */
+  private skip(w: number, u: TlUnit, counting: boolean): void {
+    this.skips++;
+    u.job.failed = true;
+    this.units.finish(u, END_SKIPPED, u.pickT);
+    this.workers.skipped(w, u, counting);
+    const back = this.workers.own[w];
+    if (back && back.state === PART_FINALIZING) this.units.setState(back, PART_GPU);
+  }
+
+  private setSplitMode(mode: SplitMode, pending: TlUnit | null): void {
+    const was = this.splitMode;
+    this.splitMode = mode;
+    if (mode === 'off') {
+      this.log.log('warn', 'GPU pickups are not followed by GPU_START lines: cuzk runs with CUZK_DISABLE_SPLIT_PROVE=1 (no GPU_START/GPU_END); worker busy time from TIMELINE is an upper bound and GPU seconds need --cuzk.status-url', true);
+      // Pickups waiting for a GPU_START are real work in this mode.
+      for (let w = 0; w < this.workers.own.length; w++) {
+        const o = this.workers.own[w];
+        if (o && this.workers.tentative[w]) this.workers.confirm(w, o);
+      }
+      if (pending) pending.started = true;
+    } else if (was === 'off') this.log.log('info', 'GPU_START lines seen again: split proving is on', true);
+  }
+
+  // ---- kinds ----
+
+  private setKind(job: TlJob, k: number, evidence: KindEvidence): void {
+    if (job.kind >= 0) return;
+    this.units.setKind(job, k, evidence);
+    this.kinds.inc(evidence);
+  }
+
+  private tryResolve(job: TlJob): void {
+    const r = this.resolver?.(job.id) ?? null;
+    if (r && r.kind >= 0) return this.setKind(job, r.kind, r.evidence);
+    const k = kindFromRequestId(job.id);
+    if (k >= 0) this.setKind(job, k, 'request_id');
+  }
+
+  /** Resolves what the other surfaces now know (the merge calls this before it composes). */
+  resolvePending(): void {
+    if (this.units.unresolved.size === 0) return;
+    for (const job of [...this.units.unresolved]) this.tryResolve(job);
+  }
+
+  /** Another surface inferred the kind of a job (GetMetrics' counters). */
+  inferKind(job: TlJob, k: number): void {
+    this.setKind(job, k, 'grpc_metrics');
   }
 
   private unknownKind(name: string): void {
+    if (this.unknownKindNames.size < 64) this.unknownKindNames.add(name);
     this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteName(name)}`);
     this.log.log('warn', `folded an unknown proof kind into proof_kind="other": ${quoteName(name)}`);
   }
 
-  /** The job's kind is known: its live partitions move to it, its waiting time is counted. */
-  private setKind(job: TlJob, k: number): void {
-    if (job.kind >= 0) return;
-    job.kind = k;
-    this.unresolved.delete(job);
-    if (job.liveSlot !== k) {
-      const from = job.liveSlot * LIVE_PARTITION_STATES;
-      const to = k * LIVE_PARTITION_STATES;
-      for (const part of job.parts.values()) {
-        const s = part.state >= 0 ? liveSlot(part.state) : -1;
-        if (s < 0) continue;
-        this.kLive[from + s]--;
-        this.kLive[to + s]++;
-      }
-      job.liveSlot = k;
+  // ---- evidence from the other surfaces ----
+
+  /**
+   * /status says partition `key` of job `id` left the GPU with this gpu_ms (cuzk's
+   * partition_gpu_end marks it done whatever the result). If no GPU_END comes for it, it
+   * failed (upstream writes none on a GPU error); the sweep decides once the log has been
+   * read well past that moment.
+   */
+  otherSurfaceEnded(id: string, key: number, gpuMs: number): void {
+    const job = this.units.jobs.get(id);
+    if (!job) return;
+    const u = this.units.find(job, key, STATES_ON_GPU);
+    if (u && u.otherEndMs < 0) u.otherEndMs = gpuMs;
+  }
+
+  // ---- time ----
+
+  private observeMax(a: Float64Array, kind: number, ns: number): void {
+    if (kind >= 0 && ns > a[kind]) a[kind] = ns;
+    if (ns > a[KIND_SLOTS]) a[KIND_SLOTS] = ns;
+  }
+
+  private longest(a: Float64Array, kind: number): number {
+    return kind >= 0 && a[kind] > 0 ? a[kind] : a[KIND_SLOTS];
+  }
+
+  /** How long a unit's stint is exposed without its end: 1.5x the longest GPU stage seen for its kind. */
+  private capSpanNs(kind: number): number {
+    const m = this.longest(this.maxGpuNs, kind);
+    return m > 0 ? 1.5 * m : this.gpuTimeoutNs(kind);
+  }
+
+  private gpuTimeoutNs(kind: number): number {
+    if (this.fixedGpuTimeoutNs > 0) return this.fixedGpuTimeoutNs;
+    return Math.max(MIN_GPU_TIMEOUT_MS * 1e6, 3 * this.longest(this.maxGpuNs, kind));
+  }
+
+  private synthTimeoutNs(kind: number): number {
+    return Math.max(MIN_SYNTH_TIMEOUT_MS * 1e6, 3 * this.longest(this.maxSynthNs, kind));
+  }
+
+  /**
+   * Ends what timed out, on the daemon's clock as the log has been read (it advances with
+   * real time while the log is quiet): skips, GPU stages with no end, syntheses with no
+   * end, quiet jobs, kinds that never became known.
+   */
+  sweep(): void {
+    if (this.clock.runs === 0) return;
+    this.lastSweepMs = this.clock.maxOffset;
+    const now = this.clock.peekNs();
+    const ws = this.workers;
+    const counting = true;
+    for (let w = 0; w < ws.own.length; w++) {
+      const o = ws.own[w];
+      if (!o || !ws.tentative[w] || now - o.pickT <= this.confirmNs) continue;
+      if (this.splitMode === 'unknown') this.setSplitMode('off', o);
+      else this.skip(w, o, counting);
     }
-    const p = job.pend;
-    if (p) {
-      job.pend = null;
-      this.kGpuNs[k] += p.gpuNs;
-      this.kSynthNs[k] += p.synthNs;
-      this.kParts[k] += p.parts;
-      for (let i = 0; i < p.obs.length; i += 3) {
-        if (p.obs[i] === 0) this.observer?.partitionGpu(k, p.obs[i + 1] / 1e9, job.handle, p.obs[i + 2]);
-        else this.observer?.partitionSynthesis(k, p.obs[i + 1] / 1e9, job.handle, p.obs[i + 2]);
+    const grace = 2 * this.clock.lagNs();
+    for (const job of this.units.jobs.values()) {
+      if (job.live === 0) continue;
+      for (const u of job.units) {
+        if (u.end !== END_NONE) continue;
+        if (u.state === PART_GPU || u.state === PART_FINALIZING) {
+          if (u.otherEndMs >= 0 && now > u.pickT + u.otherEndMs * 1e6 + grace) {
+            // /status saw its GPU stage end; no GPU_END came: a GPU failure.
+            const end = u.pickT + u.otherEndMs * 1e6;
+            job.failed = true;
+            this.units.finish(u, END_FAILED, end);
+            this.units.addGpu(job, u.otherEndMs * 1e6, u.key < 0 ? 0 : u.key, false);
+            ws.ended(u.worker, u, end, counting);
+          } else if (now - u.pickT > this.gpuTimeoutNs(job.kind) && (u.started || this.splitMode !== 'on')) {
+            this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} within ${Math.round(this.gpuTimeoutNs(job.kind) / 1e9)} s of its pickup: given up (cuzk writes no GPU_END when GPU proving fails)`);
+            job.failed = true;
+            this.units.finish(u, END_LOST, now);
+            ws.ended(u.worker, u, u.pickT + this.capSpanNs(job.kind), counting);
+          }
+        } else if (u.state === PART_SYNTHESIZING && !Number.isNaN(u.synthT) && now - u.synthT > this.synthTimeoutNs(job.kind)) {
+          // No SYNTH_END: the synthesis failed (upstream writes no line for it).
+          this.units.finish(u, END_ABANDONED, now);
+        } else if (u.state === PART_SYNTH_DONE && !Number.isNaN(u.readyT) && now - u.readyT > this.synthTimeoutNs(job.kind)) {
+          // Queued for the GPU and never picked up: dropped upstream (engine.rs
+          // PriorityWorkQueue::push replaces an entry of the same key: a second monolithic
+          // job queued before the first was picked up is lost without a line).
+          this.units.finish(u, END_ABANDONED, now);
+        }
       }
     }
-  }
-
-  private tryResolve(job: TlJob): void {
-    const k = this.resolver?.(job.id) ?? -1;
-    if (k >= 0) this.setKind(job, k);
-  }
-
-  /** Resolves what the other surfaces now know (called by the merge before it composes). */
-  resolvePending(): void {
-    if (this.unresolved.size === 0 || !this.resolver) return;
-    for (const job of [...this.unresolved]) this.tryResolve(job);
-  }
-
-  /** Forgets quiet jobs: ended ones after a minute, stale ones (no GPU_END ever) after ten. */
-  private sweep(): void {
-    this.lastSweepMs = this.maxOffset;
-    const now = this.maxOffset;
+    // Quiet jobs, kinds never resolved, floods.
+    const nowMs = this.clock.offsetOf(now);
     const owned = new Set<TlJob>();
-    for (let w = 0; w < this.wOwnJob.length; w++) if (this.wOwnJob[w]) owned.add(this.wOwnJob[w]!);
-    for (const job of this.jobs.values()) {
-      const quiet = now - job.lastMs;
+    for (const o of ws.own) if (o) owned.add(o.job);
+    for (const job of [...this.units.jobs.values()]) {
+      if (job.kind < 0) {
+        this.tryResolve(job);
+        if (job.kind < 0 && job.live === 0 && now - job.endedT >= this.unresolvedNs) this.unresolvedToOther(job);
+      }
+      const quiet = nowMs - job.lastMs;
       if ((job.live === 0 && quiet >= ENDED_QUIET_MS) || (quiet >= STALE_QUIET_MS && !owned.has(job))) this.evict(job);
     }
-    // Hostile input (floods of job ids or partitions): the quietest go first.
-    if (this.jobs.size > MAX_JOBS || this.partsTracked > MAX_PARTS) {
-      const byAge = [...this.jobs.values()].filter((j) => !owned.has(j)).sort((a, b) => a.lastMs - b.lastMs);
+    if (this.units.jobs.size > MAX_JOBS || this.units.unitsTracked > MAX_UNITS) {
+      const byAge = [...this.units.jobs.values()].filter((j) => !owned.has(j)).sort((a, b) => a.lastMs - b.lastMs);
       for (const job of byAge) {
-        if (this.jobs.size <= MAX_JOBS * 0.9 && this.partsTracked <= MAX_PARTS * 0.9) break;
+        if (this.units.jobs.size <= MAX_JOBS * 0.9 && this.units.unitsTracked <= MAX_UNITS * 0.9) break;
         this.evict(job);
       }
     }
   }
 
+  private unresolvedToOther(job: TlJob): void {
+    if (job.pend) {
+      this.errors.inc('timeline_unresolved_kind', `proof kind of job ${quoteName(job.id)} never became known; its time is counted under proof_kind="other"`);
+      this.log.log('warn', 'a partitioned job ended without its proof kind becoming known; counted under proof_kind="other" (attach --cuzk.status-url or --cuzk.grpc-address to resolve kinds)');
+    }
+    this.setKind(job, OTHER_KIND_INDEX, 'unresolved');
+  }
+
   private evict(job: TlJob): void {
     if (job.kind < 0) {
       this.tryResolve(job);
-      if (job.kind < 0) {
-        if (job.pend) {
-          this.errors.inc('timeline_unresolved_kind', `proof kind of job ${quoteName(job.id)} never became known; its time is counted under proof_kind="other"`);
-          this.log.log('warn', 'a partitioned job ended without its proof kind becoming known; counted under proof_kind="other" (attach --cuzk.status-url or --cuzk.grpc-address to resolve kinds)');
-        }
-        this.setKind(job, OTHER_KIND_INDEX);
-      }
+      if (job.kind < 0) this.unresolvedToOther(job);
     }
-    for (const part of job.parts.values()) if (part.state >= 0 && liveSlot(part.state) >= 0) this.setState(job, part, PART_DONE);
-    this.partsTracked -= job.parts.size;
-    this.jobs.delete(job.id);
-    this.unresolved.delete(job);
+    for (let w = 0; w < this.workers.own.length; w++) if (this.workers.own[w]?.job === job) return;
+    this.units.evict(job);
+  }
+
+  /** The daemon restarted: its stints end (credited up to what was exposed), its jobs go. */
+  private restart(counting: boolean, off: number): void {
+    const endNs = Math.max(this.clock.lastLineNs, this.clock.lastExposed);
+    this.workers.restart(endNs, counting);
+    for (const job of [...this.units.jobs.values()]) {
+      if (job.kind < 0) this.tryResolve(job);
+      if (job.kind < 0) this.unresolvedToOther(job);
+      this.units.evict(job);
+    }
+    if (counting) {
+      this.errors.inc('timeline_restart', `TIMELINE offsets went back (${this.clock.maxOffset} ms -> ${off} ms): cuzk restarted`);
+      this.log.log('warn', `cuzk restarted (TIMELINE offsets went back from ${this.clock.maxOffset} ms to ${off} ms); keeping totals`, true);
+    }
+    this.clock.endRun();
+    this.splitMode = 'unknown';
+    this.lastSweepMs = 0;
   }
 
   // ---- what the merge reads ----
 
-  /**
-   * The clock the timeline's times are on, now: never past what has been read in full
-   * (file: the last read that found the end; standard input: a second ago), never back.
-   */
   nowNs(): number {
-    if (this.runs === 0) return this.lastExposed;
-    const est = this.runBase + (this.readUntilHr() - this.epochHr);
-    const now = Math.max(this.lastExposed, this.lastLineNs, est);
-    this.lastExposed = now;
+    const now = this.clock.nowNs();
+    this.workers.expose(now);
     return now;
   }
 
-  /**
-   * A line's offset is taken before it is written, and a writer (a busy daemon, a journal)
-   * may hand it on late: a running stint is exposed only up to a point that far behind
-   * what was read, so a GPU_END still on its way cannot land before what was exposed.
-   */
-  private lagNs(): number {
-    return Math.max(MIN_LAG_NS, 2 * this.latMax);
-  }
-
-  /** The exporter's hrtime (ns) of a time on this surface's clock. */
   toHr(tNs: number): number {
-    return tNs - this.runBase + this.epochHr;
+    return this.clock.toHr(tNs);
   }
 
-  /** Until when (hrtime) the log is known to be read in full. */
   readUntilHr(): number {
-    return (this.follower.isStdin ? hrNowNs() : this.lastEofHr) - this.lagNs();
+    return this.clock.readUntilHr();
   }
 
-  /** What this surface says about worker `id` (null: never seen in this daemon run). */
+  /** What this surface says about worker `id` (null: not seen in this daemon run, or unconfirmed). */
   claim(id: number): WorkerClaim | null {
-    if (id >= this.wSeen.length || !this.wKnown[id] || this.runs === 0) return null;
-    const own = this.wOwnJob[id];
-    return { busy: this.wBusy[id] === 1, sinceHr: this.toHr(this.wChange[id]), untilHr: this.readUntilHr(), sample: false, kind: own ? own.kind : -1 };
+    const ws = this.workers;
+    if (id >= ws.seen.length || !ws.known[id] || this.clock.runs === 0) return null;
+    if (ws.tentative[id]) return null; // a pickup that may be a skip vouches for nothing yet
+    const own = ws.own[id];
+    return { busy: ws.busy[id] === 1, sinceHr: this.clock.toHr(ws.change[id]), untilHr: this.clock.readUntilHr(), sample: false, kind: own ? own.job.kind : -1 };
   }
 
-  /** Worker ids seen in the current daemon run, ascending. */
   workerIds(): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.wSeen.length; i++) if (this.wSeen[i]) out.push(i);
-    return out;
+    return this.workers.ids();
   }
 
-  /** Job handle -> id, for the status document. */
   jobById(id: string): TlJob | undefined {
-    return this.jobs.get(id);
+    return this.units.jobs.get(id);
   }
 
-  /** Offset of the newest line of the current run (ms), -1 before any. */
+  get jobs(): Map<string, TlJob> {
+    return this.units.jobs;
+  }
+
   get lastOffsetMs(): number {
-    return this.maxOffset;
+    return this.clock.maxOffset;
+  }
+
+  /** Whether the unit is over in a way that makes other surfaces' stale claims about it no contradiction. */
+  static staleEnd(u: TlUnit): boolean {
+    return u.end === END_SKIPPED || u.end === END_LOST || u.end === END_FAILED || u.end === END_ABANDONED;
   }
 }

@@ -1,0 +1,160 @@
+/**
+ * The TIMELINE clock: cuzk's offsets (ms since its engine started, engine.rs
+ * `timeline_event`: `TIMELINE_EPOCH.elapsed().as_millis()`) mapped onto the exporter's
+ * hrtime, one daemon run at a time.
+ *
+ *  - Each run maps its offsets onto a fixed base (`runBase + offset`), so every interval
+ *    is an exact difference of two offsets.
+ *  - Offsets going back by more than RESTART_BACK_MS is a new daemon process (eprintln!
+ *    order may jitter by a few ms between threads).
+ *  - Plausibility (issue 20): a live line may not claim a time further ahead of the
+ *    exporter's own clock than `maxLeadMs` (default 30 s): the run's epoch is estimated
+ *    from the first live line, a line is written before it is read, so a line is never
+ *    *earlier* than its offset says by more than the first line's lateness plus this
+ *    tolerance. A log whose offsets run faster than real time, one line with a huge
+ *    offset, or a second daemon's lines interleaved (`journalctl -u 'cuzk@*'`) are refused
+ *    and counted, so busy seconds can never exceed elapsed time (plus the tolerance) per
+ *    worker.
+ *  - Exposure: running stints are exposed up to what the log is known to have been read
+ *    to (file: the last read that found the end; stdin: now), less a lag of at least 1 s
+ *    (twice the recent worst lateness of lines), so an end line still on its way never
+ *    lands before what was exposed: counters never go down.
+ */
+
+/** Offsets going back by more than this is a new daemon process. */
+export const RESTART_BACK_MS = 1000;
+/** Per line: the recent-worst lateness halves in ~7000 lines. */
+const LAT_DECAY = 0.9999;
+/** The running-stint clock stays at least this far behind what was read (ns). */
+const MIN_LAG_NS = 1e9;
+/** How far a live line may claim to be ahead of the exporter's clock (ms). */
+export const DEFAULT_MAX_LEAD_MS = 30_000;
+
+export type ClockVerdict = 'ok' | 'restart' | 'ahead';
+
+/**
+ * A run whose every live line has been ahead by about the same amount for this long was
+ * anchored on a late first line (a journal backlog, a stalled ssh pipe), not faked: it is
+ * re-anchored as a new run (stints end, nothing spans the jump). Offsets running fast
+ * (the lead grows) or a second daemon's lines mixed with good ones never qualify.
+ */
+const REANCHOR = { lines: 20, ns: 30e9, spreadNs: 5e9 } as const;
+
+export class TimelineClock {
+  /** A run's offsets map to runBase + offset*1e6 (ns on the exporter's hrtime scale). */
+  runBase = 0;
+  /** Earliest estimate of the run's epoch on hrtime (readHr - offset). */
+  epochHr = Infinity;
+  /** The first live line's estimate: the plausibility reference of this run. */
+  private refEpochHr = Infinity;
+  maxOffset = -1;
+  lastLineNs = 0;
+  lastEofHr = 0;
+  lastExposed = 0;
+  runs = 0;
+  private latMax = 0;
+  private aheadN = 0;
+  private aheadSinceHr = 0;
+  private aheadMin = 0;
+  private aheadMax = 0;
+
+  constructor(
+    private readonly isStdin: () => boolean,
+    private readonly hrNow: () => number,
+    readonly maxLeadMs = DEFAULT_MAX_LEAD_MS,
+  ) {}
+
+  /**
+   * Where a line with this offset falls: `ahead` (refused), `restart` (offsets went back:
+   * the caller ends the old run, then calls again), or `ok`.
+   */
+  check(off: number, live: boolean, readHr: number): ClockVerdict {
+    if (this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset) return 'restart';
+    if (live && this.refEpochHr !== Infinity) {
+      const lead = this.refEpochHr - (readHr - off * 1e6);
+      if (lead > this.maxLeadMs * 1e6) {
+        if (this.aheadN === 0) {
+          this.aheadSinceHr = readHr;
+          this.aheadMin = this.aheadMax = lead;
+        }
+        this.aheadN++;
+        if (lead < this.aheadMin) this.aheadMin = lead;
+        if (lead > this.aheadMax) this.aheadMax = lead;
+        if (this.aheadN >= REANCHOR.lines && readHr - this.aheadSinceHr >= REANCHOR.ns && this.aheadMax - this.aheadMin <= REANCHOR.spreadNs) {
+          this.aheadN = 0;
+          return 'restart';
+        }
+        return 'ahead';
+      }
+    }
+    this.aheadN = 0;
+    return 'ok';
+  }
+
+  /** Takes a line in (after `check` said ok); returns its time on the run's clock (ns). */
+  accept(off: number, live: boolean, readHr: number): number {
+    if (this.maxOffset < 0) this.newRun(readHr, off);
+    if (off > this.maxOffset) this.maxOffset = off;
+    const est = readHr - off * 1e6;
+    if (est < this.epochHr) this.epochHr = est;
+    if (live) {
+      if (this.refEpochHr === Infinity) this.refEpochHr = est;
+      // How late lines reach us; live lines only (history is read long after it was written).
+      const lat = est - this.epochHr;
+      this.latMax = lat > this.latMax * LAT_DECAY ? lat : this.latMax * LAT_DECAY;
+    }
+    const t = this.runBase + off * 1e6;
+    if (t > this.lastLineNs) this.lastLineNs = t;
+    return t;
+  }
+
+  private newRun(readHr: number, off: number): void {
+    const floor = Math.max(this.lastLineNs, this.lastExposed) + 1e6;
+    this.runBase = Math.max(readHr, this.runs === 0 ? 0 : floor + off * 1e6) - off * 1e6;
+    this.epochHr = readHr - off * 1e6;
+    this.refEpochHr = Infinity;
+    this.maxOffset = off;
+    this.runs++;
+  }
+
+  /** The old run is over (a restart): the next line starts a new one. */
+  endRun(): void {
+    this.maxOffset = -1;
+    this.refEpochHr = Infinity;
+    this.aheadN = 0;
+  }
+
+  /** Until when (hrtime) the log is known to be read in full, less the lag. */
+  readUntilHr(): number {
+    return (this.isStdin() ? this.hrNow() : this.lastEofHr) - this.lagNs();
+  }
+
+  lagNs(): number {
+    return Math.max(MIN_LAG_NS, 2 * this.latMax);
+  }
+
+  /** Now on the run's clock, never past what has been read in full, never back. */
+  nowNs(): number {
+    if (this.runs === 0) return this.lastExposed;
+    const est = this.runBase + (this.readUntilHr() - this.epochHr);
+    const now = Math.max(this.lastExposed, this.lastLineNs, est);
+    this.lastExposed = now;
+    return now;
+  }
+
+  /** The run's clock (ns) now, without moving the exposure (sweeps, timeouts). */
+  peekNs(): number {
+    if (this.runs === 0) return this.lastExposed;
+    return Math.max(this.lastExposed, this.lastLineNs, this.runBase + (this.readUntilHr() - this.epochHr));
+  }
+
+  /** The exporter's hrtime of a time on the run's clock. */
+  toHr(tNs: number): number {
+    return tNs - this.runBase + this.epochHr;
+  }
+
+  /** The daemon's offset (ms) of a time on the run's clock. */
+  offsetOf(tNs: number): number {
+    return (tNs - this.runBase) / 1e6;
+  }
+}
