@@ -30,6 +30,7 @@ import type { MetricsSource } from './source';
 import { GpuInfo, StateModel, Topology } from './state-model';
 import { capForServing, HighWater, jsonNestingDepthBytes, MAX_JSON_DEPTH, StickyGpuNames } from './plausibility';
 import { CuzkStatus, validateStatus } from './status-schema';
+import { StaleStatus } from './attach/status-stale';
 import type { Logger } from '../util/logger';
 
 export interface AttachOptions {
@@ -254,6 +255,11 @@ export class AttachSource implements MetricsSource {
   private prevFailed = new HighWater();
   private prevCancelled = new HighWater();
   private readonly gpuNames = new StickyGpuNames();
+  /** What cuzk's /status never clears (failed jobs, stale workers), settled per snapshot. */
+  private readonly stale = new StaleStatus();
+  /** Proofs inferred failed from /status (cuzk counts only the PoRep self-check there), by kind slot. */
+  readonly kInferredFailed = new Float64Array(KIND_SLOTS);
+  private readonly kInferredSeen = new Float64Array(KIND_SLOTS);
   private readonly abort = new AbortController();
   private readonly agents = new KeepAlive();
   private keepAliveOffLogged = false;
@@ -380,6 +386,10 @@ export class AttachSource implements MetricsSource {
     }
     this.lastUptime = s.uptime_secs;
     if (totals) this.lastTotals = totals;
+    // cuzk's own pipelines carry no outcome: a failed one stays forever with live-looking
+    // partitions (status-stale.ts). The reference engine says its outcomes itself.
+    const inferred = this.stale.settle(s).filter((f) => s.pipelines.find((p) => p.job_id === f.jobId)?.outcome === undefined);
+    if (primed) for (const f of inferred) this.kInferredFailed[this.kindSlot(f.kind)]++;
 
     // Topology: workers as reported (plus any whose entry was unusable this time: still
     // there, keeping their state and totals); GPUs from the workers' ordinals (cuzk has no
@@ -500,6 +510,13 @@ export class AttachSource implements MetricsSource {
       this.addDeltas(s.counters.failed_by_kind, this.prevFailed, m.kProofsFailed);
       if (s.counters.cancelled_by_kind) this.addDeltas(s.counters.cancelled_by_kind, this.prevCancelled, m.kProofsCancelled);
     }
+    // Failed proofs cuzk's /status does not count (it counts the PoRep self-check only).
+    for (let k = 0; k < KIND_SLOTS; k++) {
+      if (this.kInferredFailed[k] > this.kInferredSeen[k]) {
+        m.kProofsFailed[k] += this.kInferredFailed[k] - this.kInferredSeen[k];
+        this.kInferredSeen[k] = this.kInferredFailed[k];
+      }
+    }
     m.synthMax = s.synthesis?.max_concurrent ?? m.synthMax;
     m.memoryBudgetBytes = s.memory?.total_bytes ?? m.memoryBudgetBytes;
   }
@@ -542,6 +559,7 @@ export class AttachSource implements MetricsSource {
     this.prevFailed.reset();
     this.prevCancelled.reset();
     this.gpuNames.reset();
+    this.stale.reset();
   }
 
   /** MetricsSource.jobId (exemplars): the daemon's job id of a model job handle, whole. */

@@ -36,7 +36,9 @@ export interface MetricsSource {
    * poll (attach: status, grpc, timeline). Absent: one surface, "engine" (run mode), up as
    * the model is.
    */
-  surfaceStates?(): { name: string; up: boolean }[];
+  surfaceStates?(): { name: string; up: boolean; degraded?: string[] }[];
+  /** How attached jobs' proof kinds became known, by evidence (cuzk_exporter_kind_resolutions_total). */
+  kindResolutions?(): Iterable<[string, number]>;
   /** Fields the source adds to the `exporter` object of /status (attach: surfaces, surfaces_disagree). */
   exporterStatus?(): Record<string, unknown>;
 }

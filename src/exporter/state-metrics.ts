@@ -11,6 +11,7 @@
  *  - cost: no attribute hashing per data point (DESIGN §5 "Where the time goes").
  * Histograms stay real SDK instruments (histograms.ts); both reach the same readers.
  */
+import { DEGRADED_REASONS } from '../engine/attach/evidence-watch';
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { ValueType } from '@opentelemetry/api';
 import {
@@ -45,7 +46,9 @@ export interface ProducerContext {
   lastCollectSeconds(): number;
   resource: Resource;
   /** The source's surfaces (MetricsSource.surfaceStates); absent: [{engine, up as the model}]. */
-  surfaces?(): { name: string; up: boolean }[];
+  surfaces?(): { name: string; up: boolean; degraded?: string[] }[];
+  /** Attach: how jobs' kinds became known, by evidence. */
+  kindResolutions?(): Iterable<[string, number]>;
 }
 
 /** ns -> s by division (correctly rounded; multiplying by 1e-9 is not). */
@@ -156,6 +159,14 @@ export class StateMetricProducer implements MetricProducer {
     const surfaces = this.ctx.surfaces?.() ?? [{ name: 'engine', up: m.up }];
     gauge('cuzk_up', 'Whether the source (native engine or attached cuzk daemon) answered at the last collection (1) or not (0); attached: 1 only while every attached surface is up.', [pt({}, m.up ? 1 : 0)]);
     gauge('cuzk_surface_up', 'Whether each surface of the source answered at its last poll (1) or not (0): status, grpc, timeline when attached; engine in run mode.', surfaces.map((s) => pt({ surface: s.name }, s.up ? 1 : 0)));
+    if (this.ctx.surfaces) {
+      // Attach: the fixed reasons a surface can be degraded for (evidence-watch.ts), 0 or 1.
+      const deg: Point[] = [];
+      for (const s of surfaces) for (const r of DEGRADED_REASONS[s.name] ?? []) deg.push(pt({ surface: s.name, reason: r }, s.degraded?.includes(r) ? 1 : 0));
+      if (deg.length > 0) gauge('cuzk_surface_degraded', "Whether an attached surface lacks evidence because of how cuzk is configured (1): timeline no_lines (pipeline.enabled=false), split_prove_off (CUZK_DISABLE_SPLIT_PROVE=1), batched (max_batch_size > 1); status no_pipelines.", deg);
+    }
+    const kr = this.ctx.kindResolutions ? [...this.ctx.kindResolutions()] : [];
+    if (kr.length > 0) counter('cuzk_exporter_kind_resolutions_total', 'Attached jobs whose proof kind became known, by evidence: timeline, status, grpc_status, request_id (Curio\'s id conventions), partition_index, grpc_metrics, unresolved (counted under "other").', kr.map(([e, n]) => pt({ evidence: e }, n)));
     gauge('cuzk_exporter_build_info', 'Build and source information of this exporter; always 1. surfaces: the surfaces read, comma-joined.', [
       pt({ version: this.ctx.info.version, source: this.ctx.info.source, backend: this.ctx.info.backend, surfaces: surfaces.map((s) => s.name).join(',') }, 1),
     ]);

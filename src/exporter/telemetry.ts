@@ -78,6 +78,7 @@ export class Telemetry {
       lastCollectSeconds: () => this.lastCollectSeconds,
       resource,
       surfaces: source.surfaceStates ? () => source.surfaceStates!() : undefined,
+      kindResolutions: source.kindResolutions ? () => source.kindResolutions!() : undefined,
     });
     this.prometheus = new PrometheusExporter({
       preventServerStart: true,

@@ -81,7 +81,9 @@ test('fixtures 01 and 04: idle box; PoRep with a failed partition and a queued W
   expect(value(body, 'cuzk_status_mismatch')).toBe(0);
   expect(value(body, 'cuzk_exporter_errors_total', { reason: 'restart' })).toBe(1);
   expect(find(body, 'cuzk_partitions', { proof_kind: 'porep-c2', state: 'gpu' })).toBe(1);
-  expect(find(body, 'cuzk_partitions', { proof_kind: 'porep-c2', state: 'synth_done' })).toBe(1);
+  // Its job failed (partition 6): upstream picks the synthesized partition 8 up and skips it
+  // (engine.rs GPU worker, "skipping GPU prove for failed partitioned job"): not live.
+  expect(find(body, 'cuzk_partitions', { proof_kind: 'porep-c2', state: 'synth_done' })).toBe(0);
   expect(find(body, 'cuzk_partitions', { proof_kind: 'porep-c2', state: 'synthesizing' })).toBe(1);
   expect(find(body, 'cuzk_partitions', { proof_kind: 'window-post', state: 'pending' })).toBe(1);
   expect(find(body, 'cuzk_queue_depth', { proof_kind: 'window-post' })).toBe(1);

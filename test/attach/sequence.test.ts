@@ -199,9 +199,14 @@ const steps: Step[] = [
       add(e.gpuNs, 'porep-c2', ms(1710));
       add(e.synthNs, 'porep-c2', ms(38010) + ms(38100) + ms(38050));
       add(e.partsFailed, 'porep-c2', 1);
+      // cuzk's /status counts a failed proof only for the PoRep self-check (status.rs
+      // job_completed); a failed partition fails its job (engine.rs), which the exporter
+      // counts itself. The job's pending partitions are never dispatched and its
+      // synthesized one is picked up and skipped: not live (status-stale.ts).
+      add(e.proofsFailed, 'porep-c2', 1);
       e.workerBusyNs[3] = ms(900);
       e.busy = { 0: 0, 1: 0, 2: 0, 3: 1 };
-      e.live = { 'snap-update': {}, 'porep-c2': { synth_done: 1, gpu: 1, synthesizing: 1, pending: 6 } };
+      e.live = { 'snap-update': {}, 'porep-c2': { gpu: 1, synthesizing: 1 } };
     },
   },
   {

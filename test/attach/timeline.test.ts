@@ -123,7 +123,7 @@ test('busy semantics, finalizing, kinds: exact seconds per worker and per kind',
   expect(sampleValue(s, 'cuzk_surface_up', { surface: 'timeline' })).toBe(1);
   expect(s.find((x) => x.name === 'cuzk_exporter_build_info')!.labels.surfaces).toBe('timeline');
   const st = await h.status();
-  expect((st.exporter as Record<string, unknown>).surfaces).toEqual([{ name: 'timeline', target: file, up: true }]);
+  expect((st.exporter as Record<string, unknown>).surfaces).toEqual([{ name: 'timeline', target: file, up: true, degraded: [] }]);
   const pipes = st.pipelines as { job_id: string; proof_kind: string }[];
   expect(pipes.map((p) => [p.job_id, p.proof_kind]).sort()).toEqual([[A, 'snap-update'], [W, 'window-post']].sort());
   expect(promtoolCheckMetrics((await h.metrics()).body)).toEqual({ ok: true, output: '' });

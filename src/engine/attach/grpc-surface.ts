@@ -267,6 +267,7 @@ export class GrpcSurface implements Surface {
   private nextHandle = 1;
   statusPolls = 0;
   metricsPolls = 0;
+  private metricsAskHr = 0;
 
   constructor(private readonly opts: GrpcOptions) {
     this.target = opts.address;
@@ -372,6 +373,7 @@ export class GrpcSurface implements Surface {
   /** One GetMetrics: proof counters and gauges. Never throws. */
   async pollMetrics(): Promise<void> {
     this.metricsPolls++;
+    this.metricsAskHr = hrNowNs();
     let res: { prometheus_text?: unknown };
     try {
       res = await this.call('GetMetrics');
@@ -385,12 +387,13 @@ export class GrpcSurface implements Surface {
       return this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: prometheus_text is not a string`);
     }
     const m = parseCuzkMetrics(text);
+    const askHr = this.metricsAskHr;
     if (m.bad > 0) this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: ${m.bad} unusable sample${m.bad === 1 ? '' : 's'} skipped`);
     if (m.uptimeSeconds === null) {
       this.setMetricsUp(false);
       return this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: no cuzk_uptime_seconds in the answer (not cuzk's metrics text)`);
     }
-    this.applyMetrics(m);
+    this.applyMetrics(m, askHr);
     this.setMetricsUp(true);
   }
 
@@ -399,8 +402,15 @@ export class GrpcSurface implements Surface {
     this.metricsUp = up;
   }
 
+  /**
+   * Called with how many proofs of each kind ended (completed + failed) since the previous
+   * GetMetrics, and the window the answer was taken in (hrtime): kind evidence for TIMELINE
+   * jobs that ended meanwhile (kind-evidence.ts, "grpc_metrics").
+   */
+  onProofDeltas: ((perKind: Float64Array, askHr: number, answerHr: number) => void) | null = null;
+
   /** Applies a parsed GetMetrics answer (also used by tests and the benchmark). */
-  applyMetrics(m: CuzkMetricsText): void {
+  applyMetrics(m: CuzkMetricsText, askHr = hrNowNs()): void {
     const totals = m.totalCompleted !== null && m.totalFailed !== null ? { c: m.totalCompleted, f: m.totalFailed } : null;
     const primed = this.prevCompleted !== null;
     let restarted = false;
@@ -428,8 +438,19 @@ export class GrpcSurface implements Surface {
       return out;
     };
     this.daemonCounts = { totalCompleted: m.totalCompleted ?? 0, totalFailed: m.totalFailed ?? 0, completed: bySlot(m.completed), failed: bySlot(m.failed) };
+    const before = Float64Array.from(this.kProofsCompleted);
+    const beforeFailed = Float64Array.from(this.kProofsFailed);
     this.addDeltas(m.completed, primed, this.prevCompleted ?? new Map(), this.kProofsCompleted, (x) => (this.prevCompleted = x));
     this.addDeltas(m.failed, primed, this.prevFailed, this.kProofsFailed, (x) => (this.prevFailed = x));
+    if (this.onProofDeltas) {
+      const d = new Float64Array(KIND_SLOTS);
+      let any = false;
+      for (let k = 0; k < KIND_SLOTS; k++) {
+        d[k] = this.kProofsCompleted[k] - before[k] + (this.kProofsFailed[k] - beforeFailed[k]);
+        if (d[k] > 0) any = true;
+      }
+      if (any) this.onProofDeltas(d, askHr, hrNowNs());
+    }
     if (m.queueDepth !== null) this.queueDepthTotal = m.queueDepth;
     if (m.gpuWorkers !== null) this.gpuWorkers = m.gpuWorkers;
   }

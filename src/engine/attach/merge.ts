@@ -37,6 +37,7 @@ import { StatusSurface } from './status-surface';
 import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';
 import { TimelineSurface } from './timeline-surface';
 import { mergedStatusBody } from './merged-status';
+import { EvidenceWatch } from './evidence-watch';
 
 export interface MergeOptions {
   statusUrl?: string;
@@ -68,6 +69,8 @@ export interface SurfaceState {
   name: SurfaceName;
   target: string;
   up: boolean;
+  /** Evidence this surface is missing because of how the daemon is configured (evidence-watch.ts). */
+  degraded: string[];
 }
 
 type WorkerDriver = 'timeline' | 'status' | 'grpc';
@@ -107,6 +110,11 @@ export class MergedAttachSource implements MetricsSource {
   private slotById = new Map<number, number>();
   private statusSlotById = new Map<number, number>();
   private statusTopoVersion = -1;
+  private lastDriver: WorkerDriver | null = null;
+  private readonly drvBase = new Map<number, number>();
+  private lastNow = 0;
+  /** Configurations that take a surface's evidence away (evidence-watch.ts). */
+  readonly watch: EvidenceWatch;
 
   constructor(private readonly opts: MergeOptions) {
     this.errors = this.model.errors;
@@ -132,10 +140,15 @@ export class MergedAttachSource implements MetricsSource {
     this.proofsDriver = this.grpc ? 'grpc' : this.status ? 'status' : null;
     this.tolNs = (opts.skewToleranceMs ?? Math.max(2000, 2 * opts.pollIntervalMs)) * 1e6;
     this.tolPtNs = Math.min(250e6, this.tolNs);
+    this.watch = new EvidenceWatch(this);
     this.log = new ThrottledLog(opts.logger, { surface: 'merge' });
 
     const fwd = forwardTo(this.model);
     if (this.status) this.status.model.observer = this.partitionDriver === 'status' ? fwd : null;
+    if (this.grpc && this.timeline) {
+      const tl = this.timeline;
+      this.grpc.onProofDeltas = (d, _ask, answer) => tl.proofsEnded(d, answer);
+    }
     if (this.status && this.timeline) {
       // cuzk's /status marks a partition done when its GPU stage ends whatever the result
       // (status.rs partition_gpu_end): a TIMELINE unit /status saw end that never gets a
@@ -172,7 +185,12 @@ export class MergedAttachSource implements MetricsSource {
 
   /** Surfaces attached, sorted by name, with their state now. */
   surfaceStates(): SurfaceState[] {
-    return this.surfaces.map((s) => ({ name: s.name, target: s.target, up: s.up }));
+    return this.surfaces.map((s) => ({ name: s.name, target: s.target, up: s.up, degraded: this.watch.reasons(s.name) }));
+  }
+
+  /** How each partitioned job's kind became known (cuzk_exporter_kind_resolutions_total). */
+  kindResolutions(): Iterable<[string, number]> {
+    return this.timeline ? this.timeline.kinds.counts.entries() : [];
   }
 
   /** The build_info `surfaces` label: names sorted and comma-joined. */
@@ -186,6 +204,7 @@ export class MergedAttachSource implements MetricsSource {
   refresh(): void {
     const m = this.model;
     this.timeline?.resolvePending();
+    this.watch.update(hrNowNs());
     this.composeTopology();
     this.composeWorkers();
     this.composePartitions();
@@ -256,11 +275,28 @@ export class MergedAttachSource implements MetricsSource {
     }
   }
 
+  /**
+   * The surface workers come from now: the one chosen at start, except that TIMELINE gives
+   * way to gRPC while the daemon writes no TIMELINE at all (pipeline.enabled = false,
+   * evidence-watch.ts).
+   */
+  get currentDriver(): WorkerDriver {
+    return this.lastDriver ?? this.workerDriver;
+  }
+
+  private currentWorkerDriver(): WorkerDriver {
+    if (this.workerDriver === 'timeline' && this.grpc && this.watch.degraded('timeline', 'no_lines')) return 'grpc';
+    return this.workerDriver;
+  }
+
   private composeWorkers(): void {
     const m = this.model;
     const n = m.topology.workers.length;
     let busy = 0;
     let owned = 0;
+    const driver = this.currentWorkerDriver();
+    const switched = driver !== this.lastDriver;
+    this.lastDriver = driver;
     for (let i = 0; i < n; i++) {
       const id = m.topology.workers[i].id;
       let b = 0;
@@ -274,7 +310,7 @@ export class MergedAttachSource implements MetricsSource {
       let oJob = 0;
       let oPart = -1;
       let cap = Infinity;
-      if (this.workerDriver === 'timeline') {
+      if (driver === 'timeline') {
         const t = this.timeline!.workers;
         if (id < t.seen.length) {
           b = t.busy[id];
@@ -292,7 +328,7 @@ export class MergedAttachSource implements MetricsSource {
             oPart = part;
           }
         }
-      } else if (this.workerDriver === 'status') {
+      } else if (driver === 'status') {
         const s = this.status!.model;
         const j = this.statusSlotById.get(id);
         if (j !== undefined) {
@@ -322,6 +358,9 @@ export class MergedAttachSource implements MetricsSource {
           }
         }
       }
+      // A driver switch: the new driver's totals continue from what was exposed (never back).
+      if (switched) this.drvBase.set(id, Math.max(0, m.wBusyNs[i] - busyNs));
+      busyNs += this.drvBase.get(id) ?? 0;
       m.wBusy[i] = b;
       m.wSinceNs[i] = since;
       m.wCapNs[i] = cap;
@@ -407,7 +446,10 @@ export class MergedAttachSource implements MetricsSource {
         if (s && !s.busy && tl.sinceHr + t <= s.startHr) hit('timeline', 'status', tl.untilHr - tl.sinceHr);
       } else if (tl) {
         // TIMELINE idle; /status (continuously) or a GetStatus answer says proving.
-        if (st && st.busy) {
+        // Unless TIMELINE knows the partition /status has it on never ran or ended without an
+        // end line: cuzk's /status leaves such a worker proving (a skip, a gpu_prove_start
+        // failure) — upstream's known stale state, not a contradiction.
+        if (st && st.busy && !this.timeline!.staleClaim(st.job ?? null, st.partition ?? -1)) {
           const o = Math.min(tl.untilHr, st.untilHr) - Math.max(tl.sinceHr, st.sinceHr);
           if (o >= 2 * t) hit('status', 'timeline', o);
         }
@@ -440,9 +482,12 @@ export class MergedAttachSource implements MetricsSource {
   // ---- MetricsSource ----
 
   nowNs(): number {
-    if (this.workerDriver === 'timeline') return this.timeline!.nowNs();
-    if (this.workerDriver === 'status') return this.status!.attach.nowNs();
-    return this.grpc!.nowNs();
+    const d = this.lastDriver ?? this.workerDriver;
+    // Every surface's clock is on the exporter's hrtime scale; a driver switch never moves it back.
+    const t = d === 'timeline' ? this.timeline!.nowNs() : d === 'status' ? this.status!.attach.nowNs() : this.grpc!.nowNs();
+    if (this.timeline && d !== 'timeline') this.timeline.nowNs();
+    if (t > this.lastNow) this.lastNow = t;
+    return this.lastNow;
   }
 
   jobId(handle: number): string | undefined {

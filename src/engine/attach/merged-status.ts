@@ -111,7 +111,7 @@ export function mergedStatusBody(src: MergedAttachSource, now: number): Obj {
   const gpuWorkers = m.topology.workers.map((w, i) => {
     const busy = m.wBusy[i] === 1;
     let job: string | null = null;
-    if (busy) job = jobsByHandle.get(m.wJob[i]) ?? (src.workerDriver === 'grpc' ? src.grpc!.wJob[w.id] || null : null);
+    if (busy) job = jobsByHandle.get(m.wJob[i]) ?? (src.currentDriver === 'grpc' ? src.grpc!.wJob[w.id] || null : null);
     return {
       worker_id: w.id,
       gpu_ordinal: w.gpu,

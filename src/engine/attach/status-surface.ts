@@ -160,7 +160,7 @@ export class StatusSurface implements Surface {
     const slot = slotOf(id);
     if (slot < 0) return null;
     const until = this.attach.nowNs();
-    if (m.wBusy[slot]) return { busy: true, sinceHr: m.wSinceNs[slot], untilHr: until, sample: false, kind: m.wKind[slot] };
+    if (m.wBusy[slot]) return { busy: true, sinceHr: m.wSinceNs[slot], untilHr: until, sample: false, kind: m.wKind[slot], job: this.attach.jobId(m.wJob[slot]) ?? null, partition: m.wPartition[slot] };
     return { busy: false, sinceHr: Math.min(this.pollStartHr || until, until), untilHr: until, sample: true, kind: -1 };
   }
 

@@ -33,6 +33,9 @@ export interface WorkerClaim {
   sample: boolean;
   /** Kind slot of the job a busy worker runs, where the surface says it; else -1. */
   kind: number;
+  /** The job id and partition a busy worker runs, where the surface says them. */
+  job?: string | null;
+  partition?: number;
 }
 
 /** One sampled answer about a worker: its state at some instant of [startHr, endHr]. */

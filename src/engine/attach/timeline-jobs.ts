@@ -88,6 +88,8 @@ export interface TlJob {
   failed: boolean;
   /** Run clock (ns) its live units last reached zero after GPU work; NaN while live. */
   endedT: number;
+  /** Its end was matched with a GetMetrics counter increase (kind inference). */
+  accounted: boolean;
 }
 
 /** At most this many units kept per job (older ended ones are dropped). */
@@ -132,6 +134,7 @@ export class TimelineJobs {
         maxKey: -1,
         failed: false,
         endedT: NaN,
+        accounted: false,
       };
       this.jobs.set(id, job);
       this.unresolved.add(job);
@@ -145,6 +148,7 @@ export class TimelineJobs {
     if (key !== MONO && key > job.maxKey) job.maxKey = key;
     if (key === MONO) job.mono = true;
     job.endedT = NaN;
+    job.accounted = false;
     const u: TlUnit = { job, key, state: -1, worker: -1, pickT: NaN, synthT: NaN, readyT: NaN, started: false, synthMs: -1, gpuMs: -1, synthCounted: false, end: END_NONE, otherEndMs: -1 };
     job.units.push(u);
     this.unitsTracked++;

@@ -98,6 +98,7 @@ const MIN_SYNTH_TIMEOUT_MS = 600_000;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
 const SNAP_UPDATE = kindIndex('snap-update');
+const POREP = kindIndex('porep-c2');
 
 /** What the lines say about split proving (CUZK_DISABLE_SPLIT_PROVE=1 writes no GPU_START/GPU_END). */
 export type SplitMode = 'unknown' | 'on' | 'off';
@@ -136,6 +137,8 @@ export class TimelineSurface implements Surface, FollowerSink {
   eventsTotal = 0;
   /** Pickups found to be skips (partitions of jobs that had failed). */
   skips = 0;
+  /** A monolithic PoRep/SnapDeals job was seen in this daemon run: batched proving (max_batch_size > 1). */
+  batchedSeen = false;
   private upNow = false;
   private lastReason: string | null = null;
   private readonly unknownKindNames = new Set<string>();
@@ -280,6 +283,7 @@ export class TimelineSurface implements Surface, FollowerSink {
             k = OTHER_KIND_INDEX;
           }
           this.setKind(job, k, 'timeline');
+          if (k === POREP || k === SNAP_UPDATE) this.batchedSeen = true;
         }
         // A new instance of the job (a retry re-uses its id): what failed before is over.
         job.failed = false;
@@ -461,9 +465,39 @@ export class TimelineSurface implements Surface, FollowerSink {
     for (const job of [...this.units.unresolved]) this.tryResolve(job);
   }
 
-  /** Another surface inferred the kind of a job (GetMetrics' counters). */
-  inferKind(job: TlJob, k: number): void {
-    this.setKind(job, k, 'grpc_metrics');
+  /**
+   * GetMetrics says how many proofs of each kind ended since its previous answer. Jobs
+   * whose lines ended before this answer are matched with them: those of known kinds first
+   * (oldest first); if then exactly one kind still has unexplained ends and exactly that
+   * many ended jobs have no kind, they are of that kind. Anything less certain infers
+   * nothing (cuzk counts a proof a little after its last GPU_END: a job may be counted in
+   * the next answer; it stays a candidate for 30 s).
+   */
+  proofsEnded(perKind: Float64Array, answerHr: number): void {
+    if (this.clock.runs === 0) return;
+    const rem = Float64Array.from(perKind);
+    const unresolved: TlJob[] = [];
+    const ended = [...this.units.jobs.values()]
+      .filter((j) => !j.accounted && !Number.isNaN(j.endedT) && this.clock.toHr(j.endedT) <= answerHr && this.clock.toHr(j.endedT) > answerHr - 30e9)
+      .sort((a, b) => a.endedT - b.endedT);
+    for (const j of ended) {
+      if (j.kind < 0) unresolved.push(j);
+      else if (rem[j.kind] > 0) {
+        rem[j.kind]--;
+        j.accounted = true;
+      }
+    }
+    let only = -1;
+    for (let k = 0; k < rem.length; k++) {
+      if (rem[k] <= 0) continue;
+      if (only >= 0) return; // two kinds unexplained: cannot tell
+      only = k;
+    }
+    if (only < 0 || unresolved.length === 0 || unresolved.length !== rem[only]) return;
+    for (const j of unresolved) {
+      j.accounted = true;
+      this.setKind(j, only, 'grpc_metrics');
+    }
   }
 
   private unknownKind(name: string): void {
@@ -613,6 +647,7 @@ export class TimelineSurface implements Surface, FollowerSink {
     }
     this.clock.endRun();
     this.splitMode = 'unknown';
+    this.batchedSeen = false;
     this.lastSweepMs = 0;
   }
 
@@ -655,6 +690,23 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   get lastOffsetMs(): number {
     return this.clock.maxOffset;
+  }
+
+  /**
+   * Whether another surface's "proving job/partition" is upstream's stale state: the newest
+   * unit of that partition was skipped, given up, or failed (no end line), or its job failed.
+   */
+  staleClaim(jobId: string | null, partition: number): boolean {
+    if (jobId === null) return false;
+    const job = this.units.jobs.get(jobId);
+    if (!job) return false;
+    if (job.failed) return true;
+    const key = partition < 0 || job.mono ? MONO : partition;
+    for (let i = job.units.length - 1; i >= 0; i--) {
+      const u = job.units[i];
+      if (u.key === key || (job.mono && u.key === MONO)) return TimelineSurface.staleEnd(u);
+    }
+    return false;
   }
 
   /** Whether the unit is over in a way that makes other surfaces' stale claims about it no contradiction. */

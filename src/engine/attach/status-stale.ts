@@ -1,0 +1,108 @@
+/**
+ * What cuzk's `/status` never clears (curio e0294b0f, cuzk-core/src/status.rs and the
+ * engine.rs paths that call it), settled before a snapshot reaches the model, so a failed
+ * job cannot leave phantom live partitions or a worker proving forever:
+ *
+ *  - a partitioned job that fails never gets `job_completed` (only an assembled job does),
+ *    so it stays in `pipelines` for good: its failed partition (a synthesis failure:
+ *    partition_failed), or its GPU-failed one shown `done` (partition_gpu_end marks Done
+ *    whatever the result), with siblings left `pending` (skipped at synthesis dispatch),
+ *    `synth_done`/`gpu` (picked up and skipped after the job failed), growing gpu_ms;
+ *  - the worker that picked up a skipped partition stays `proving` (partition_gpu_start
+ *    marks it; nothing clears it) until its next pickup; a gpu_prove_start failure leaves
+ *    its partition `gpu` and its worker `proving` the same way.
+ *
+ * Rules (each certain or bounded; docs/upstream-conformance.md):
+ *  1. a job with a `failed` partition failed: its `pending` partitions are never dispatched
+ *     and its `synth_done` ones are picked up and skipped — both abandoned; those on the GPU
+ *     or still synthesizing go on (upstream does not stop them) and end as they end;
+ *  2. a `gpu` partition no worker owns, older than `unownedMs` (max(10 s, 3x the longest
+ *     GPU stage seen done)): the split-proving tail it could be in is long over: abandoned,
+ *     and its job failed (rule 1);
+ *  3. a worker `proving` a partition older than `ownedMs` (max(60 s, 5x the longest)):
+ *     stale, shown idle; the partition abandoned, its job failed;
+ *  4. a job still holding `pending` partitions while a job registered at least 2 s later
+ *     already has one past `pending` failed: the synthesis dispatcher takes the oldest job's
+ *     lowest partition first, so its pending ones were skipped.
+ * Abandoned partitions are marked `state: "failed", abandoned: true` (the reference engine's
+ * own marking): not live, not counted as partition failures. Each job inferred failed is
+ * reported once (the caller counts it as a failed proof of its kind).
+ */
+import type { CuzkStatus } from '../status-schema';
+
+const MIN_UNOWNED_MS = 10_000;
+const MIN_OWNED_MS = 60_000;
+const REGISTRATION_GAP_S = 2;
+const MAX_REMEMBERED = 10_000;
+
+export class StaleStatus {
+  /** Longest gpu_ms of a partition seen done (ms). */
+  private longestGpuMs = 0;
+  /** Jobs already inferred failed (their ids; bounded). */
+  private readonly failed = new Set<string>();
+
+  /** Settles `s` in place; returns the jobs newly inferred failed, with their kinds. */
+  settle(s: CuzkStatus): { jobId: string; kind: string }[] {
+    for (const p of s.pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
+    const unownedMs = Math.max(MIN_UNOWNED_MS, 3 * this.longestGpuMs);
+    const ownedMs = Math.max(MIN_OWNED_MS, 5 * this.longestGpuMs);
+    const owner = new Map<string, (typeof s.gpu_workers)[number]>();
+    for (const w of s.gpu_workers) if (w.state === 'proving' && w.current_job != null && w.current_partition != null) owner.set(`${w.current_job}\u0000${w.current_partition}`, w);
+
+    const failedJobs = new Set<string>();
+    for (const p of s.pipelines) {
+      for (const x of p.partitions) {
+        if (x.state === 'failed') failedJobs.add(p.job_id);
+        if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
+        const w = owner.get(`${p.job_id}\u0000${x.index}`);
+        if ((!w && x.gpu_ms > unownedMs) || (w && x.gpu_ms > ownedMs)) failedJobs.add(p.job_id);
+      }
+    }
+    // Rule 4: skipped at dispatch.
+    let newestStarted = Infinity; // started_secs_ago of the most recently registered job that progressed
+    const byAge = [...s.pipelines].sort((a, b) => a.started_secs_ago - b.started_secs_ago); // newest first
+    for (const p of byAge) {
+      const pending = p.partitions.some((x) => x.state === 'pending');
+      if (pending && newestStarted + REGISTRATION_GAP_S <= p.started_secs_ago) failedJobs.add(p.job_id);
+      if (p.partitions.some((x) => x.state !== 'pending') && p.started_secs_ago < newestStarted) newestStarted = p.started_secs_ago;
+    }
+
+    const fresh: { jobId: string; kind: string }[] = [];
+    for (const p of s.pipelines) {
+      if (!failedJobs.has(p.job_id)) continue;
+      for (const x of p.partitions) {
+        const dead =
+          x.state === 'pending' ||
+          x.state === 'synth_done' ||
+          (x.state === 'gpu' && typeof x.gpu_ms === 'number' && x.gpu_ms > (owner.has(`${p.job_id}\u0000${x.index}`) ? ownedMs : unownedMs));
+        if (!dead) continue;
+        x.state = 'failed';
+        (x as { abandoned?: boolean }).abandoned = true;
+      }
+      if (!this.failed.has(p.job_id)) {
+        if (this.failed.size >= MAX_REMEMBERED) this.failed.delete(this.failed.values().next().value as string);
+        this.failed.add(p.job_id);
+        fresh.push({ jobId: p.job_id, kind: p.proof_kind });
+      }
+    }
+    // Workers proving what is now abandoned (or for too long) are shown idle.
+    for (const w of s.gpu_workers) {
+      if (w.state !== 'proving') continue;
+      const p = w.current_job != null ? s.pipelines.find((x) => x.job_id === w.current_job) : undefined;
+      const part = p && w.current_partition != null ? p.partitions.find((x) => x.index === w.current_partition) : undefined;
+      const stale = (part && (part as { abandoned?: boolean }).abandoned === true) || (w.busy_secs ?? 0) * 1000 > ownedMs;
+      if (stale) {
+        w.state = 'idle';
+        w.current_job = null;
+        w.current_partition = null;
+        w.busy_secs = null;
+      }
+    }
+    return fresh;
+  }
+
+  /** A daemon restart: what was failed there is gone. */
+  reset(): void {
+    this.failed.clear();
+  }
+}
