@@ -28,7 +28,7 @@ import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
 import type { MetricsSource } from './source';
 import { GpuInfo, StateModel, Topology } from './state-model';
-import { capForServing, HighWater, jsonNestingDepthBytes, MAX_JSON_DEPTH, StickyGpuNames } from './plausibility';
+import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from './plausibility';
 import { CuzkStatus, validateStatus } from './status-schema';
 import { StaleStatus } from './attach/status-stale';
 import type { Logger } from '../util/logger';
@@ -55,6 +55,7 @@ export const ATTACH_ERRORS = [
   'unknown_proof_kind',
   'restart',
   'implausible',
+  'conflict',
 ] as const;
 type Reason = (typeof ATTACH_ERRORS)[number];
 
@@ -246,7 +247,8 @@ export class AttachSource implements MetricsSource {
 
   private lastBody: Record<string, unknown> | null = null;
   private lastGoodNs = 0;
-  private lastUptime = -1;
+  /** The daemon's identity across snapshots (plausibility.ts). */
+  private readonly identity = new IdentityGuard();
   private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
   private nextHandle = 1;
@@ -307,6 +309,10 @@ export class AttachSource implements MetricsSource {
     this.polls++;
     try {
       const raw = await fetchLimited(this.opts.url, this.opts.timeoutMs, this.opts.maxBodyBytes, this.abort.signal, this.agents);
+      // Counted before parsing: what JSON.parse would allocate is bounded by it (issue 20).
+      if (jsonContainerCountBytes(raw, MAX_SNAPSHOT_CONTAINERS) > MAX_SNAPSHOT_CONTAINERS) {
+        throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected before parsing: more than ${MAX_SNAPSHOT_CONTAINERS} objects/arrays`);
+      }
       let body: unknown;
       try {
         body = JSON.parse(raw.toString('utf8'));
@@ -322,7 +328,11 @@ export class AttachSource implements MetricsSource {
     } catch (e) {
       if (this.stopped) return;
       const err = e instanceof PollError ? e : new PollError('invalid_snapshot', (e as Error).message);
-      this.fail(err.reason, err.message);
+      if (err.reason === 'conflict') {
+        // The daemon answered; the answer was another's: counted, the surface stays as it was.
+        this.errors.inc(err.reason, err.message);
+        this.log('warn', err.message);
+      } else this.fail(err.reason, err.message);
       this.onPoll?.(false);
     } finally {
       if (this.agents.off && !this.keepAliveOffLogged && !this.stopped) {
@@ -377,14 +387,15 @@ export class AttachSource implements MetricsSource {
     const totals = s.counters ? { completed: s.counters.total_completed, failed: s.counters.total_failed } : null;
     const totalsWentDown =
       totals !== null && this.lastTotals !== null && (totals.completed < this.lastTotals.completed || totals.failed < this.lastTotals.failed);
-    if (primed && (s.uptime_secs < this.lastUptime || totalsWentDown)) {
-      const why =
-        s.uptime_secs < this.lastUptime
-          ? `uptime ${this.lastUptime}s -> ${s.uptime_secs}s`
-          : `completed/failed totals ${this.lastTotals!.completed}/${this.lastTotals!.failed} -> ${totals!.completed}/${totals!.failed}`;
-      this.restarted(s, nowNs, why);
+    // A restart is believed only if the new process can have started after our last look;
+    // otherwise another daemon answers at this address (two alternating, a hostile peer):
+    // refused, never taken for a restart that would re-add the cumulative counters.
+    const prevUptime = this.identity.lastUptime;
+    const v = this.identity.check(s.uptime_secs, nowNs, totalsWentDown);
+    if (v === 'conflict') {
+      throw new PollError('conflict', `snapshot from ${this.opts.url} refused: uptime ${prevUptime}s -> ${s.uptime_secs}s${totalsWentDown ? ' with its totals going back' : ''} is neither the same daemon nor a restart`);
     }
-    this.lastUptime = s.uptime_secs;
+    if (primed && v === 'restart') this.restarted(s, nowNs, `uptime ${prevUptime}s -> ${s.uptime_secs}s`);
     if (totals) this.lastTotals = totals;
     // cuzk's own pipelines carry no outcome: a failed one stays forever with live-looking
     // partitions (status-stale.ts). The reference engine says its outcomes itself.

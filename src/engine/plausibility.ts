@@ -23,7 +23,13 @@
  *    counted. Nesting is bounded before any of it is parsed (MAX_JSON_DEPTH).
  */
 import type { CuzkStatus } from './status-schema';
-export { jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
+export { jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
+
+/**
+ * Objects and arrays a /status body may hold, counted before it is parsed: a real cuzk
+ * snapshot has a few per job and partition (hundreds to a few thousand), far below this.
+ */
+export const MAX_SNAPSHOT_CONTAINERS = 200_000;
 
 export const BOUNDS = {
   /** Rounding between a daemon's clocks: ms a duration may exceed its uptime by. */
@@ -34,6 +40,73 @@ export const BOUNDS = {
   unknownTotalBytes: 16 * 1024,
   sectionBytes: 64 * 1024,
 } as const;
+
+/**
+ * A daemon's identity across two answers `elapsedS` seconds apart, from its uptime
+ * (issue 20): a restart is believed only when the new process can have started after the
+ * previous answer (new uptime <= elapsed + slack); an uptime that went back further, or
+ * ran ahead faster than the wall clock, is a different daemon answering at the same
+ * address (two daemons alternating, a hostile peer): its answer is refused, never taken
+ * for a restart that would re-add every cumulative counter.
+ */
+export const RESTART_SLACK_S = 5;
+
+export function uptimeVerdict(prev: number, cur: number, elapsedS: number, countersBack = false): 'same' | 'restart' | 'conflict' {
+  if (prev < 0) return 'same';
+  const allowed = elapsedS * 1.01 + RESTART_SLACK_S;
+  // Uptime or cumulative counters back: a new process, if it can have started since.
+  if (cur < prev || countersBack) return cur <= allowed ? 'restart' : 'conflict';
+  return cur - prev > allowed ? 'conflict' : 'same';
+}
+
+/**
+ * One daemon's identity over its answers (uptimeVerdict), with recovery: the same new
+ * identity three answers in a row (each consistent with the one before) is the daemon now
+ * — a restart we did not see coming (our host was suspended, a long outage) — taken as a
+ * restart. Two daemons alternating at one address never get there.
+ */
+export class IdentityGuard {
+  private uptime = -1;
+  private hr = 0;
+  private run = { n: 0, uptime: -1, hr: 0 };
+
+  /** Judges an answer with this uptime (s) received at `hr` (ns); `countersBack`: its cumulative counters went down. */
+  check(uptime: number, hr: number, countersBack = false): 'first' | 'same' | 'restart' | 'conflict' {
+    if (this.uptime < 0) {
+      this.accept(uptime, hr);
+      return 'first';
+    }
+    let v = uptimeVerdict(this.uptime, uptime, Math.max(0, (hr - this.hr) / 1e9), countersBack);
+    if (v === 'conflict') {
+      const r = this.run;
+      const follows = r.n > 0 && uptimeVerdict(r.uptime, uptime, Math.max(0, (hr - r.hr) / 1e9)) === 'same';
+      this.run = { n: follows ? r.n + 1 : 1, uptime, hr };
+      if (this.run.n < 3) return 'conflict';
+      v = 'restart';
+    }
+    this.accept(uptime, hr);
+    return v;
+  }
+
+  get lastUptime(): number {
+    return this.uptime;
+  }
+
+  private accept(uptime: number, hr: number): void {
+    this.run = { n: 0, uptime: -1, hr: 0 };
+    this.uptime = uptime;
+    this.hr = hr;
+  }
+}
+
+/**
+ * How many proofs a daemon can plausibly finish in `elapsedS` seconds: one per 10 ms per
+ * GPU worker, far above any real box (a WinningPoSt takes about a second). A counter that
+ * grows faster was not counted by a prover.
+ */
+export function maxProofsIn(elapsedS: number, workers: number): number {
+  return (elapsedS + 10) * 100 * Math.max(1, workers);
+}
 
 /** The longest duration (ms) a snapshot with this uptime can report. */
 export function maxDurationMs(uptimeSecs: number): number {

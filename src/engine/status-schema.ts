@@ -103,7 +103,12 @@ export type ValidationResult =
 /** Bounds on untrusted snapshots: far above any real box, far below what hurts us. */
 export const LIMITS = {
   pipelines: 10_000,
-  partitionsPerPipeline: 4_096,
+  /** cuzk: PoRep C2 10, SnapDeals 16 (32 and 64 GiB sectors). */
+  partitionsPerPipeline: 1_024,
+  /** All pipelines together (cuzk keeps failed jobs forever: a long uptime has many). */
+  totalPartitions: 100_000,
+  /** An uptime beyond this (100 years) is not a daemon's. */
+  uptimeSecs: 3.2e9,
   workers: 4_096,
   gpus: 1_024,
   stringLength: 1_024,
@@ -133,10 +138,14 @@ export function validateStatus(body: unknown): ValidationResult {
   if (!isObj(body)) return { ok: false, error: 'snapshot is not a JSON object' };
   const skipped: string[] = [];
   if (!isNonNeg(body.uptime_secs)) return { ok: false, error: 'uptime_secs: missing or not a non-negative number' };
+  if (body.uptime_secs > LIMITS.uptimeSecs) return { ok: false, error: `uptime_secs: ${body.uptime_secs} is not a daemon's uptime (over 100 years)` };
   if (!Array.isArray(body.pipelines)) return { ok: false, error: 'pipelines: missing or not an array' };
   if (!Array.isArray(body.gpu_workers)) return { ok: false, error: 'gpu_workers: missing or not an array' };
   if (body.pipelines.length > LIMITS.pipelines) return { ok: false, error: `pipelines: ${body.pipelines.length} entries exceeds the limit of ${LIMITS.pipelines}` };
   if (body.gpu_workers.length > LIMITS.workers) return { ok: false, error: `gpu_workers: ${body.gpu_workers.length} entries exceeds the limit of ${LIMITS.workers}` };
+  let parts = 0;
+  for (const p of body.pipelines) if (isObj(p) && Array.isArray(p.partitions)) parts += p.partitions.length;
+  if (parts > LIMITS.totalPartitions) return { ok: false, error: `pipelines: ${parts} partitions in all exceeds the limit of ${LIMITS.totalPartitions}` };
 
   const out: CuzkStatus = { ...body, uptime_secs: body.uptime_secs, pipelines: [], gpu_workers: [] };
   const skippedJobIds: string[] = [];

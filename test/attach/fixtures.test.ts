@@ -76,7 +76,11 @@ test('fixtures 01 and 04: idle box; PoRep with a failed partition and a queued W
   expect(find(idleBody, 'cuzk_gpu_worker_busy', worker(1))).toBe(0);
   expect(find(idleBody, 'cuzk_memory_used_bytes')).toBe(98784247808);
 
-  // A different daemon process (uptime 812 s < 5321 s): a restart, counted.
+  // A different daemon process (uptime 812 s < 5321 s) answering a moment later: it cannot
+  // have started since the last look, so it is another daemon at this address: refused
+  // (counted) — until it answers consistently three times in a row: then it is the daemon
+  // now, a restart (plausibility.ts IdentityGuard).
+  for (let i = 0; i < 2; i++) expect(value(await attachTo('04-porep-partition-failed.json'), 'cuzk_exporter_errors_total', { reason: 'conflict' })).toBe(i + 1);
   const body = await attachTo('04-porep-partition-failed.json');
   expect(value(body, 'cuzk_status_mismatch')).toBe(0);
   expect(value(body, 'cuzk_exporter_errors_total', { reason: 'restart' })).toBe(1);

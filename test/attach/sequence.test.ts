@@ -211,7 +211,7 @@ const steps: Step[] = [
   },
   {
     what: 'the daemon restarted: uptime 12 s, one GPU with two workers, counters from 0, job C already done',
-    t: T0 + 40 * S,
+    t: T0 + 47 * S, // the new process (uptime 12 s) started after the last look (+34 s)
     body: snapshot({
       uptime: 12,
       pipelines: [pipeline(C, 'window-post', [['done', 3000, 300]], 1.9)],
@@ -236,7 +236,7 @@ const steps: Step[] = [
   },
   {
     what: 'the new process proves: counters 2 window-post, 1 snap-update completed, 1 porep-c2 failed; job D on the GPU',
-    t: T0 + 41 * S,
+    t: T0 + 48 * S,
     body: snapshot({
       uptime: 13,
       pipelines: [
@@ -262,7 +262,7 @@ const steps: Step[] = [
   },
   {
     what: 'the status bug in the new process: D partition 0 on the GPU, every worker idle',
-    t: T0 + 42 * S,
+    t: T0 + 49 * S,
     body: snapshot({
       uptime: 14,
       pipelines: [
@@ -412,7 +412,7 @@ describe('sampled worker stints and restarts seen only through the counters', ()
     fresh.source.applyBody(snapshot({ uptime: 5000, pipelines: [pipeline(J, 'porep-c2', [['done', 37000, 2200]])], workers: [idle(0, 0)], completed: { 'porep-c2': 2 } }), T0 + 6000 * S);
     const body = (await fresh.metrics()).body;
     expect(value(body, 'cuzk_exporter_errors_total', { reason: 'restart' })).toBe(1);
-    expect(warnings(fresh.logs).map((r) => r.msg)).toEqual(['daemon restarted (completed/failed totals 10/0 -> 2/0); keeping totals, resetting baselines']);
+    expect(warnings(fresh.logs).map((r) => r.msg)).toEqual(['daemon restarted (uptime 100s -> 5000s); keeping totals, resetting baselines']);
     expect(value(body, 'cuzk_proofs_completed_total', { proof_kind: 'porep-c2' })).toBe(2);
     // The re-run's partition is new work: counted (the first run's was the baseline).
     expect(value(body, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'porep-c2' })).toBe(2.2);

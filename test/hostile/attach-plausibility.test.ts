@@ -77,8 +77,9 @@ test('a per-kind counter that drops while uptime and totals rise is a counted sk
   expect(errors(last, 'implausible')).toBe(5);
   expect(errors(last, 'restart')).toBe(0);
   expect(warnings(h.logs).filter((l) => /per-kind counters went down/.test(l.msg))).toHaveLength(1);
-  // A real restart (uptime back to near 0) still resets the baselines: its counts are new.
-  last = await poll(good((s) => ((s.uptime_secs = 60), (s.counters.total_completed = 3), (s.counters.completed_by_kind = { 'snap-update': 3 }), (s.counters.total_failed = 0), (s.counters.failed_by_kind = {}), (s.pipelines = []))));
+  // A real restart (uptime back to near 0: the new process started since the last look)
+  // still resets the baselines: its counts are new.
+  last = await poll(good((s) => ((s.uptime_secs = 2), (s.counters.total_completed = 3), (s.counters.completed_by_kind = { 'snap-update': 3 }), (s.counters.total_failed = 0), (s.counters.failed_by_kind = {}), (s.pipelines = []))));
   expect(errors(last, 'restart')).toBe(1);
   expect(completed(last, 'snap-update')).toBe(8);
 });

@@ -126,12 +126,15 @@ test(`attach parser: ${RUNS} sequences of mutated snapshots, no crash, no counte
         if (typeof s.uptime_secs === 'number') s.uptime_secs = uptime.v + (s.uptime_secs - 6000) / 1e6;
         t += 1e9;
         const v = validateStatus(s);
+        const restartsBefore = h.source.model.errors.get('restart');
         try {
           h.source.applyBody(s, t);
           applied++;
           if (v.ok) {
             const total = v.status.counters?.total_completed ?? null;
-            const restart = primed && (v.status.uptime_secs < lastUptime || (total !== null && lastTotal !== null && total < lastTotal));
+            // A restart as the source judged it (plausibility.ts: believed only when the new
+            // process can have started since the last look; else refused as another daemon's).
+            const restart = primed && h.source.model.errors.get('restart') > restartsBefore;
             if (restart) restarts++;
             if (total !== null && primed) allowed += restart || lastTotal === null ? total : Math.max(0, total - lastTotal);
             if (total !== null) lastTotal = total;

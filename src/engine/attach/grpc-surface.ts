@@ -24,9 +24,10 @@ import type { ErrorCounts } from '../error-counts';
 import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../kinds';
 import { findPackageRoot } from '../../util/package-root';
 import type { Logger } from '../../util/logger';
+import { BOUNDS, IdentityGuard, maxProofsIn } from '../plausibility';
 import { SampleHistory, Surface, ThrottledLog, WorkerClaim, WorkerSample, hrNowNs, quoteName } from './surface';
 
-export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart'] as const;
+export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart', 'grpc_conflict'] as const;
 type GrpcReason = (typeof GRPC_ERRORS)[number];
 
 export interface GrpcOptions {
@@ -69,6 +70,67 @@ export function loadCuzkProto(): grpc.GrpcObject {
   const def = protoLoader.loadSync(file, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   protoCache = grpc.loadPackageDefinition(def);
   return protoCache;
+}
+
+/**
+ * How many times top-level field `field` (length-delimited) occurs in a protobuf message,
+ * walking the bytes without decoding anything; stops past `limit`. Infinity if the bytes
+ * are not a well-formed message (the decoder will say why).
+ */
+export function countRepeatedField(b: Uint8Array, field: number, limit: number): number {
+  let i = 0;
+  let n = 0;
+  const len = b.length;
+  const varint = (): number => {
+    let v = 0;
+    let mul = 1;
+    for (let k = 0; k < 10; k++) {
+      if (i >= len) return -1;
+      const c = b[i++];
+      v += (c & 0x7f) * mul;
+      if (c < 0x80) return v;
+      mul *= 128;
+    }
+    return -1;
+  };
+  while (i < len) {
+    const tag = varint();
+    if (tag < 0) return Infinity;
+    const wire = tag % 8;
+    const no = Math.floor(tag / 8);
+    if (wire === 0) {
+      if (varint() < 0) return Infinity;
+    } else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else if (wire === 2) {
+      const l = varint();
+      if (l < 0 || i + l > len) return Infinity;
+      i += l;
+      if (no === field && ++n > limit) return n;
+    } else return Infinity;
+  }
+  return n;
+}
+
+/**
+ * The service with GetStatus' answer bounded before it is decoded (issue 20): its `gpus`
+ * entries are counted on the wire first, so 7.8 M empty GPUStatus messages (under the size
+ * limit) are refused without allocating 7.8 M objects.
+ */
+function guardedService(maxGpus: number): grpc.ServiceDefinition {
+  const base = provingEngineService();
+  const gs = base.GetStatus;
+  return {
+    ...base,
+    GetStatus: {
+      ...gs,
+      responseDeserialize: (buf: Buffer) => {
+        const n = countRepeatedField(buf, 1, maxGpus);
+        if (n > maxGpus) throw new Error(`parse refused: GetStatusResponse ${n === Infinity ? 'is not a protobuf message' : `has more than ${maxGpus} gpus entries`}`);
+        return gs.responseDeserialize(buf);
+      },
+    },
+  };
 }
 
 export function provingEngineService(): grpc.ServiceDefinition {
@@ -132,7 +194,10 @@ function parseSample(s: string, a: number, b: number, out: CuzkMetricsText): voi
     kind = m ? m[1] : '';
     i = close + 1;
   }
-  const value = Number(s.slice(i, b).trim().split(/\s+/)[0]);
+  // cuzk writes counts as plain decimal integers; anything else (an empty value, 0x10, 1e3,
+  // NaN) is not a count: Number('') would be 0 and Number('0x10') 16.
+  const text = s.slice(i, b).trim().split(/\s+/)[0];
+  const value = /^\d{1,16}$/.test(text) ? Number(text) : NaN;
   const known = (k: string) => name === k;
   const scalar = (key: Exclude<keyof CuzkMetricsText, 'completed' | 'failed' | 'bad'>) => {
     if (kind !== null || !isCount(value)) return void out.bad++;
@@ -226,7 +291,6 @@ export class GrpcSurface implements Surface {
   readonly kProofsFailed = new Float64Array(KIND_SLOTS);
   private prevCompleted: Map<string, number> | null = null;
   private prevFailed = new Map<string, number>();
-  private lastUptime = -1;
   private lastTotals: { c: number; f: number } | null = null;
   private readonly unknownKinds = new Set<string>();
 
@@ -268,6 +332,10 @@ export class GrpcSurface implements Surface {
   statusPolls = 0;
   metricsPolls = 0;
   private metricsAskHr = 0;
+  private readonly metricsIdentity = new IdentityGuard();
+  private readonly statusIdentity = new IdentityGuard();
+  /** When the last applied GetMetrics answer came (hrtime). */
+  private lastMetricsHr = 0;
 
   constructor(private readonly opts: GrpcOptions) {
     this.target = opts.address;
@@ -276,7 +344,7 @@ export class GrpcSurface implements Surface {
     this.errors.declare('implausible');
     this.errors.declare('unknown_proof_kind');
     this.log = new ThrottledLog(opts.logger, { surface: 'grpc', source: opts.address });
-    const Ctor = ((loadCuzkProto().cuzk as grpc.GrpcObject).v1 as grpc.GrpcObject).ProvingEngine as grpc.ServiceClientConstructor;
+    const Ctor = grpc.makeGenericClientConstructor(guardedService(LIMITS.workers), 'ProvingEngine');
     const backoff = Math.max(100, Math.min(2000, opts.pollIntervalMs));
     this.client = new Ctor(grpcTarget(opts.address), grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': opts.maxMessageBytes,
@@ -338,6 +406,12 @@ export class GrpcSurface implements Surface {
       });
       this.calls.add(c);
     });
+  }
+
+  /** An answer that cannot be true: counted, logged once per distinct problem, not applied. */
+  private refuse(reason: GrpcReason | 'implausible', message: string): void {
+    this.errors.inc(reason, message);
+    this.log.log('warn', message);
   }
 
   private fail(reason: GrpcReason, message: string): void {
@@ -411,22 +485,37 @@ export class GrpcSurface implements Surface {
 
   /** Applies a parsed GetMetrics answer (also used by tests and the benchmark). */
   applyMetrics(m: CuzkMetricsText, askHr = hrNowNs()): void {
+    const nowHr = hrNowNs();
     const totals = m.totalCompleted !== null && m.totalFailed !== null ? { c: m.totalCompleted, f: m.totalFailed } : null;
     const primed = this.prevCompleted !== null;
-    let restarted = false;
-    if (primed) {
-      if (m.uptimeSeconds! < this.lastUptime) restarted = true;
-      else if (totals && this.lastTotals && (totals.c < this.lastTotals.c || totals.f < this.lastTotals.f)) restarted = true;
-      // A per-kind counter going down while uptime and totals did not is no restart: it is
-      // counted as implausible in addDeltas, and its high-water mark stays (plausibility.ts).
+    // Per-kind counters cannot sum past the daemon's own totals (non-atomic reads: slack).
+    const sum = (x: Map<string, number>) => [...x.values()].reduce((a, b) => a + b, 0);
+    if (totals && (sum(m.completed) > totals.c + BOUNDS.kindSumSlack || sum(m.failed) > totals.f + BOUNDS.kindSumSlack)) {
+      return this.refuse('implausible', `GetMetrics ${this.opts.address}: per-kind counters sum past the totals (${sum(m.completed)}/${sum(m.failed)} > ${totals.c}/${totals.f}): answer not used`);
     }
+    const elapsedS = this.lastMetricsHr > 0 ? (nowHr - this.lastMetricsHr) / 1e9 : 0;
+    const totalsBack = !!(totals && this.lastTotals && (totals.c < this.lastTotals.c || totals.f < this.lastTotals.f));
+    const prevUptime = this.metricsIdentity.lastUptime;
+    const v = this.metricsIdentity.check(m.uptimeSeconds!, nowHr, totalsBack);
+    if (v === 'conflict') {
+      return this.refuse('grpc_conflict', `GetMetrics ${this.opts.address}: uptime ${prevUptime}s -> ${m.uptimeSeconds}s in ${elapsedS.toFixed(1)}s${totalsBack ? ' with counters going back' : ''}: not the daemon that answered before, and not a restart (answer not used)`);
+    }
+    const restarted = primed && v === 'restart';
+    if (primed && !restarted && totals && this.lastTotals) {
+      const grew = totals.c - this.lastTotals.c + (totals.f - this.lastTotals.f);
+      if (grew > maxProofsIn(elapsedS, this.gpuWorkers)) {
+        return this.refuse('implausible', `GetMetrics ${this.opts.address}: ${grew} proofs finished in ${elapsedS.toFixed(1)}s: not a prover's count (answer not used)`);
+      }
+    }
+    // A per-kind counter going down while uptime and totals did not is no restart: it is
+    // counted as implausible in addDeltas, and its high-water mark stays (plausibility.ts).
     if (restarted) {
-      this.fail('grpc_restart', `cuzk restarted (GetMetrics: uptime ${this.lastUptime}s -> ${m.uptimeSeconds}s or its counters went back); keeping totals, resetting baselines`);
+      this.fail('grpc_restart', `cuzk restarted (GetMetrics: uptime ${prevUptime}s -> ${m.uptimeSeconds}s); keeping totals, resetting baselines`);
       this.prevCompleted = new Map();
       this.prevFailed = new Map();
       this.gpuNames.clear();
     }
-    this.lastUptime = m.uptimeSeconds!;
+    this.lastMetricsHr = nowHr;
     if (totals) this.lastTotals = totals;
     const bySlot = (src: Map<string, number>) => {
       const out = new Map<number, number>();
@@ -511,6 +600,11 @@ export class GrpcSurface implements Surface {
 
   /** Applies a validated GetStatus answer taken at hrtime `t` (tests call it directly). */
   applyStatus(s: StatusMsg, t: number, asked = t): void {
+    // Same daemon as the last GetStatus (and not one alternating with it at this address)?
+    const prevUptime = this.statusIdentity.lastUptime;
+    if (this.statusIdentity.check(s.uptimeSeconds, t) === 'conflict') {
+      return this.refuse('grpc_conflict', `GetStatus ${this.opts.address}: uptime ${prevUptime}s -> ${s.uptimeSeconds}s: not the daemon that answered before, and not a restart (answer not used)`);
+    }
     this.lastStatusAskHr = asked;
     const n = s.gpus.length;
     if (n !== this.wBusy.length) this.resize(n);
