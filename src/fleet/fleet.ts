@@ -37,6 +37,9 @@ export function withFields(log: Logger, fields: Fields): Logger {
   };
 }
 
+/** How often each target is looked at for a passing mismatch (fleet page). */
+export const MISMATCH_LOOK_MS = 1000;
+
 /** Error reason of a target's timeline command exiting or failing to start. */
 export const TIMELINE_COMMAND_ERROR = 'timeline_command';
 
@@ -84,12 +87,34 @@ export class FleetTarget {
     this.telemetry = new Telemetry(this.source, { version: opts.version, logger: opts.logger });
   }
 
+  /** Monotonic ms when the target was last seen contradicting itself (0: never). */
+  mismatchSeenAt = 0;
+  private watch: NodeJS.Timeout | null = null;
+
   start(): void {
     this.source.start();
     this.command?.start();
+    // A clobbered worker reads idle from one partition's end to its next pickup, often under
+    // a second: looked at every second (O(workers)), so the fleet page can hold what a 2 s
+    // poll would miss, as the key alert holds one sample for its window.
+    this.watch = setInterval(() => this.look(), MISMATCH_LOOK_MS);
+    this.watch.unref();
+  }
+
+  /** Composes the model now and notes a mismatch. */
+  look(): void {
+    try {
+      this.source.refresh();
+    } catch (e) {
+      this.source.model.errors.inc('status', (e as Error).message);
+      return;
+    }
+    if (this.source.model.statusMismatch()) this.mismatchSeenAt = performance.now();
   }
 
   async stop(): Promise<void> {
+    if (this.watch) clearInterval(this.watch);
+    this.watch = null;
     await this.source.stop();
     await this.command?.stop();
     await this.telemetry.shutdown();

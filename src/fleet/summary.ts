@@ -27,6 +27,8 @@ export interface TargetSummary {
   completed_by_kind: Record<string, number>;
   partitions_on_gpu: number;
   mismatch: boolean;
+  /** Seconds since the target was last seen in a mismatch (looked at every second), null if never. */
+  mismatch_seen_secs_ago: number | null;
   mismatch_reasons: string[];
   errors_total: number;
   last_error: string | null;
@@ -51,11 +53,7 @@ const sum = (a: ArrayLike<number>) => {
 
 export function summarizeTarget(t: FleetTarget): TargetSummary {
   const src = t.source;
-  try {
-    src.refresh();
-  } catch (e) {
-    src.model.errors.inc('status', (e as Error).message);
-  }
+  t.look();
   const m = src.model;
   const now = src.nowNs();
   let busyNs = 0;
@@ -82,6 +80,7 @@ export function summarizeTarget(t: FleetTarget): TargetSummary {
     completed_by_kind: byKind,
     partitions_on_gpu: m.partitionsOnGpu(),
     mismatch: m.statusMismatch(),
+    mismatch_seen_secs_ago: t.mismatchSeenAt > 0 ? (performance.now() - t.mismatchSeenAt) / 1000 : null,
     mismatch_reasons: [...m.mismatchReasons()],
     errors_total: errors,
     last_error: m.errors.lastMessage,

@@ -79,3 +79,35 @@ export class FleetRates {
     return out;
   }
 }
+
+/**
+ * When each prover was last seen contradicting itself. A clobbered worker reads idle only
+ * from one partition's end to its next pickup (often under a second), so a mismatch seen in
+ * one poll stays on the page for MISMATCH_HOLD_SECS, as the key alert keeps one sample for
+ * its 2-minute window.
+ */
+export const MISMATCH_HOLD_SECS = 120;
+
+export class MismatchMemory {
+  private readonly last = new Map<string, number>();
+
+  add(nowSecs: number, targets: Json[]): void {
+    const names = new Set<string>();
+    for (const t of targets) {
+      const name = str(t.name);
+      if (name === null) continue;
+      names.add(name);
+      if (t.mismatch === true) this.last.set(name, nowSecs);
+      // The exporter looks every second: a mismatch between two polls is in its report.
+      const ago = num(t.mismatch_seen_secs_ago);
+      if (ago !== null && nowSecs - ago > (this.last.get(name) ?? -Infinity)) this.last.set(name, nowSecs - ago);
+    }
+    for (const k of [...this.last.keys()]) if (!names.has(k)) this.last.delete(k);
+  }
+
+  /** Seconds since `name` was last seen in a mismatch, if within the hold; else null. */
+  ago(name: string, nowSecs: number): number | null {
+    const t = this.last.get(name);
+    return t === undefined || nowSecs - t > MISMATCH_HOLD_SECS ? null : Math.max(0, nowSecs - t);
+  }
+}

@@ -6,7 +6,7 @@
  */
 import { $, setActive, setText } from './dom.js';
 import { fmtClock } from './format.js';
-import { FleetRates } from './fleet-rates.js';
+import { FleetRates, MismatchMemory } from './fleet-rates.js';
 import { Json, num, obj, objs, str } from './json.js';
 import { renderConn } from './panels/conn.js';
 import { buildRows, DEFAULT_DIR, renderFleetTable, SortState } from './panels/fleet-table.js';
@@ -18,6 +18,7 @@ const FETCH_TIMEOUT_MS = 5000;
 
 const app = document.getElementById('app') as HTMLElement;
 const rates = new FleetRates();
+const mismatches = new MismatchMemory();
 const state = { data: null as Json | null, okWall: null as Date | null, fetchError: null as string | null, updates: 0, attention: 0 };
 
 function readSort(): SortState {
@@ -30,7 +31,7 @@ let sort = readSort();
 function render(): void {
   const d = state.data;
   if (!d) return;
-  const rows = buildRows(objs(d.targets), rates);
+  const rows = buildRows(objs(d.targets), rates, mismatches, num(d.now_secs) ?? performance.now() / 1000);
   state.attention = rows.filter((r) => r.health !== 'ok').length;
   renderFleetTable(rows, sort);
   renderTotals(app, rows);
@@ -50,7 +51,9 @@ function onBody(body: Json): void {
   state.data = body;
   state.okWall = new Date();
   state.fetchError = null;
-  rates.add(num(body.now_secs) ?? performance.now() / 1000, objs(body.targets));
+  const now = num(body.now_secs) ?? performance.now() / 1000;
+  rates.add(now, objs(body.targets));
+  mismatches.add(now, objs(body.targets));
   render();
   state.updates++;
   app.setAttribute('data-update-count', String(state.updates));

@@ -1,7 +1,8 @@
 /**
  * The fleet table: one row per prover, sortable by any column (the choice is kept in the
  * URL's #sort=KEY:asc|desc). A row whose prover contradicts itself (the mismatch), is down,
- * or has a surface down is red, and "health" says which.
+ * or has a surface down is red, and "health" says which (a mismatch stays for
+ * MISMATCH_HOLD_SECS after it was last seen: the clobber it catches lasts under a second).
  * Hooks: fleet-body; fleet-row (data-target, data-health = mismatch|down|degraded|ok,
  * data-mismatch, data-util) with fleet-link (href targets/NAME/), fleet-labels, fleet-health
  * (chips: health-chip, data-bad), fleet-gpus, fleet-strip (worker-strip.ts), fleet-util
@@ -10,7 +11,8 @@
  */
 import { $, el, reconcile, ref, setActive, setAttr, setRef, setText, setWidth } from '../dom.js';
 import { fmtInt, fmtPct, fmtRate } from '../format.js';
-import type { FleetRates, Rates } from '../fleet-rates.js';
+import { MISMATCH_HOLD_SECS } from '../fleet-rates.js';
+import type { FleetRates, MismatchMemory, Rates } from '../fleet-rates.js';
 import { int, Json, num, obj, objs, str } from '../json.js';
 import { REASON_TEXT } from '../mismatch.js';
 import { createStrip, stripWorkers, updateStrip } from './worker-strip.js';
@@ -27,19 +29,25 @@ export interface Row {
   busyNow: number;
 }
 
-/** How a prover is doing: the worst of its problems. */
-export function classify(t: Json): Pick<Row, 'health' | 'chips'> {
+/**
+ * How a prover is doing: the worst of its problems. `mismatchAgo`: seconds since it was last
+ * seen contradicting itself (within the hold), or null.
+ */
+export function classify(t: Json, mismatchAgo: number | null = null): Pick<Row, 'health' | 'chips'> {
   const chips: Row['chips'] = [];
   const surfaces = objs(t.surfaces);
   const down = surfaces.filter((s) => s.up !== true);
   const reasons = (Array.isArray(t.mismatch_reasons) ? t.mismatch_reasons : []).filter((r): r is string => typeof r === 'string');
   let health: Health = 'ok';
-  if (t.mismatch === true) {
+  if (t.mismatch === true || mismatchAgo !== null) {
     health = 'mismatch';
+    const now = t.mismatch === true;
     chips.push({
-      text: 'MISMATCH',
+      text: now ? 'MISMATCH' : 'MISMATCH ' + Math.round(mismatchAgo!) + ' s ago',
       bad: true,
-      title: 'The prover contradicts itself: ' + (reasons.map((r) => REASON_TEXT[r] || r).join('; ') || 'workers idle while partitions are on the GPU'),
+      title: now
+        ? 'The prover contradicts itself: ' + (reasons.map((r) => REASON_TEXT[r] || r).join('; ') || 'workers idle while partitions are on the GPU')
+        : 'The prover contradicted itself ' + Math.round(mismatchAgo!) + ' s ago (workers idle while partitions were on the GPU); shown for ' + MISMATCH_HOLD_SECS + ' s, as the key alert keeps one sample for its 2-minute window',
     });
   }
   if (t.up !== true && (surfaces.length === 0 || down.length === surfaces.length)) {
@@ -189,12 +197,12 @@ function updateRow(tr: HTMLElement, r: Row): void {
   setAttr(x.failed, 'data-nonzero', failed > 0);
 }
 
-export function buildRows(targets: Json[], rates: FleetRates): Row[] {
+export function buildRows(targets: Json[], rates: FleetRates, mismatches: MismatchMemory, nowSecs: number): Row[] {
   return targets
     .map((t) => {
       const name = str(t.name);
       if (name === null) return null;
-      return { t, name, ...classify(t), rates: rates.rates(name), busyNow: objs(t.workers).filter((w) => w.busy === true).length };
+      return { t, name, ...classify(t, mismatches.ago(name, nowSecs)), rates: rates.rates(name), busyNow: objs(t.workers).filter((w) => w.busy === true).length };
     })
     .filter((r): r is Row => r !== null);
 }
