@@ -149,7 +149,7 @@ describe('npm pack tarball, installed globally into a temp prefix', () => {
   test('dashboards and a proof on the freshly built native library, from another directory', async () => {
     const dash = path.join(elsewhere, 'dash');
     await run(bin, ['dashboards', '--out', dash], elsewhere, 60_000);
-    expect(fs.readdirSync(dash).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-overview.json']);
+    expect(fs.readdirSync(dash).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-fleet.json', 'cuzk-fleet.yml', 'cuzk-overview.json']);
     const out = await run(bin, ['prove', '--kind', 'winning-post', '--count', '1', '--json'], elsewhere, 120_000);
     const line = JSON.parse(out.trim().split('\n').filter((l) => l.startsWith('{')).pop()!) as { outcome: string; verified?: boolean };
     expect(line.outcome).toBe('completed');
