@@ -5,6 +5,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { buildFleetDashboard } from './src/fleet';
+import { renderFleetRulesYaml } from './src/fleet-rules';
 import { buildOverviewDashboard } from './src/overview';
 import { renderRulesYaml } from './src/rules';
 
@@ -25,6 +27,8 @@ export function renderAll(): RenderedFile[] {
   return [
     { name: 'cuzk-overview.json', repoPath: 'dashboards/cuzk-overview.json', content: renderJson(buildOverviewDashboard()) },
     { name: 'cuzk-alerts.yml', repoPath: 'dashboards/rules/cuzk-alerts.yml', content: renderRulesYaml() },
+    { name: 'cuzk-fleet.json', repoPath: 'dashboards/cuzk-fleet.json', content: renderJson(buildFleetDashboard()) },
+    { name: 'cuzk-fleet.yml', repoPath: 'dashboards/rules/cuzk-fleet.yml', content: renderFleetRulesYaml() },
   ];
 }
 

@@ -219,6 +219,8 @@ export function stateTimeline(c: Common): PanelSpec {
 export interface TableOptions extends Common {
   /** Grafana transformations (merge, organize, ...). */
   transformations?: Json[];
+  /** Initial sort: a column's display name, descending or not. */
+  sortBy?: { displayName: string; desc: boolean }[];
 }
 
 export function table(c: TableOptions): PanelSpec {
@@ -230,6 +232,7 @@ export function table(c: TableOptions): PanelSpec {
       cellHeight: 'sm',
       frameIndex: 0,
       showHeader: true,
+      ...(c.sortBy ? { sortBy: c.sortBy } : {}),
     } satisfies TablePanelOptions,
     { transformations: c.transformations ?? [] },
   );

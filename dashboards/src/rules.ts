@@ -305,6 +305,6 @@ function ruleToYaml(r: Rule): YamlValue {
   return { record: r.record, expr: r.expr };
 }
 
-export function renderRulesYaml(groups: RuleGroup[] = RULE_GROUPS): string {
-  return toYaml({ groups: groups.map((g) => ({ name: g.name, rules: g.rules.map(ruleToYaml) })) }, RULES_FILE_HEADER);
+export function renderRulesYaml(groups: RuleGroup[] = RULE_GROUPS, header: string = RULES_FILE_HEADER): string {
+  return toYaml({ groups: groups.map((g) => ({ name: g.name, rules: g.rules.map(ruleToYaml) })) }, header);
 }

@@ -7,6 +7,7 @@ import yargs, { Argv } from 'yargs';
 import { createLogger, LogFormat, LogLevel } from '../util/logger';
 import { packageVersion } from '../util/package-root';
 import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
+import { FLEET_HELP } from './fleet-help';
 import { installSignalHandlers } from './signals';
 
 const COMMANDS: Record<Command, string> = {
@@ -15,6 +16,7 @@ const COMMANDS: Record<Command, string> = {
   prove: 'Submit proofs to the reference prover, show progress and per-proof timings',
   bench: 'Run the benchmarks (same as npm run bench)',
   dashboards: 'Write the Grafana dashboards and Prometheus alert/recording rules to a folder',
+  fleet: 'Attach to many cuzk daemons listed in --targets.file: each prover\'s metrics at /probe?target=NAME, a fleet page at /',
   simulate: 'Run a cuzk-compatible daemon (reference prover behind cuzk\'s gRPC, /status and TIMELINE surfaces, blind spots included) for tests and demos',
 };
 
@@ -39,7 +41,7 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
   const log = createLogger(o['log.level'] as LogLevel, o['log.format'] as LogFormat);
   // Long-running commands catch SIGINT/SIGTERM/SIGHUP from here on, before anything heavy
   // loads: a signal during startup is an orderly shutdown, not a kill (signals.ts).
-  if (cmd === 'run' || cmd === 'attach' || cmd === 'prove' || (cmd as string) === 'simulate') installSignalHandlers(log);
+  if (cmd === 'run' || cmd === 'attach' || cmd === 'prove' || cmd === 'simulate' || cmd === 'fleet') installSignalHandlers(log);
   switch (cmd) {
     case 'run':
       return (await import('./run')).runCommand(o, log);
@@ -53,6 +55,8 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
       return (await import('./dashboards')).dashboardsCommand(o);
     case 'simulate':
       return (await import('./simulate')).simulateCommand(o, log);
+    case 'fleet':
+      return (await import('./fleet')).fleetCommand(o, log);
   }
 }
 
@@ -79,7 +83,7 @@ export async function main(args: string[]): Promise<number> {
     .usage('$0 <command> [options]\n\nPrometheus/OpenTelemetry exporter for GPU SNARK proving (Filecoin cuzk).')
     .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true })
     .strict()
-    .demandCommand(1, 'a command is required: run, attach, prove, bench, dashboards or simulate')
+    .demandCommand(1, 'a command is required: run, attach, fleet, prove, bench, dashboards or simulate')
     .recommendCommands()
     .help()
     .alias('help', 'h')
@@ -94,7 +98,7 @@ export async function main(args: string[]): Promise<number> {
   // validation failure, and nothing may start on a command line that is wrong.
   let chosen: { cmd: Command; argv: Record<string, unknown> } | undefined;
   for (const cmd of Object.keys(COMMANDS) as Command[]) {
-    parser.command(cmd, COMMANDS[cmd], (y) => addOptions(y, cmd), (argv) => {
+    parser.command(cmd, COMMANDS[cmd], (y) => (cmd === 'fleet' ? addOptions(y, cmd).epilog(FLEET_HELP) : addOptions(y, cmd)), (argv) => {
       chosen = { cmd, argv: argv as Record<string, unknown> };
     });
   }

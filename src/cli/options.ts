@@ -11,7 +11,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
 import { parseStrictJson } from '../util/strict-json';
 import { PROOF_KINDS } from '../engine/kinds';
 
-export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate';
+export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate' | 'fleet';
 type OptType = 'string' | 'number' | 'integer' | 'boolean' | 'duration' | 'path';
 
 export interface OptSpec {
@@ -34,15 +34,19 @@ export class UsageError extends Error {
 }
 
 const SERVE: Command[] = ['run', 'attach'];
+/** Commands that serve HTTP (fleet: no OTLP push; its targets are scraped through /probe). */
+const WEB: Command[] = ['run', 'attach', 'fleet'];
+/** Commands that attach to cuzk daemons (fleet: the defaults of every target). */
+const ATTACH: Command[] = ['attach', 'fleet'];
 const ENGINE: Command[] = ['run', 'prove', 'simulate'];
-const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards', 'simulate'];
+const ALL: Command[] = ['run', 'attach', 'prove', 'bench', 'dashboards', 'simulate', 'fleet'];
 
 export const OPTIONS: OptSpec[] = [
-  { name: 'web.listen-address', type: 'string', default: ':9464', describe: 'Address to serve /metrics, /status and the status page on (host:port; ":9464" is every interface)', commands: SERVE, group: 'Web' },
-  { name: 'web.telemetry-path', type: 'string', default: '/metrics', describe: 'Path under which to expose metrics', commands: SERVE, group: 'Web' },
-  { name: 'web.config.file', type: 'path', describe: 'Exporter-toolkit web config (TLS, basic auth) in YAML', commands: SERVE, group: 'Web' },
-  { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: SERVE, group: 'Web' },
-  { name: 'web.max-connections', type: 'integer', default: 512, min: 1, max: 1_000_000, describe: 'Connections open at once; at the limit the oldest idle connection is closed to admit a new one (counted in cuzk_exporter_errors_total{reason="connection_limit"})', commands: SERVE, group: 'Web' },
+  { name: 'web.listen-address', type: 'string', default: ':9464', describe: 'Address to serve /metrics, /status and the status page on (host:port; ":9464" is every interface)', commands: WEB, group: 'Web' },
+  { name: 'web.telemetry-path', type: 'string', default: '/metrics', describe: 'Path under which to expose metrics', commands: WEB, group: 'Web' },
+  { name: 'web.config.file', type: 'path', describe: 'Exporter-toolkit web config (TLS, basic auth) in YAML', commands: WEB, group: 'Web' },
+  { name: 'web.compression', type: 'string', default: 'gzip', choices: ['gzip', 'none'], describe: 'Compress /metrics answers with gzip when the scraper accepts it (Prometheus always does), or never', commands: WEB, group: 'Web' },
+  { name: 'web.max-connections', type: 'integer', default: 512, min: 1, max: 1_000_000, describe: 'Connections open at once; at the limit the oldest idle connection is closed to admit a new one (counted in cuzk_exporter_errors_total{reason="connection_limit"})', commands: WEB, group: 'Web' },
   { name: 'otlp.endpoint', type: 'string', describe: 'Also push metrics over OTLP/HTTP to this URL (e.g. http://collector:4318/v1/metrics)', commands: SERVE, group: 'Web' },
   { name: 'otlp.interval', type: 'duration', default: '15s', describe: 'OTLP push interval', min: 0.1, commands: SERVE, group: 'Web' },
   { name: 'log.level', type: 'string', default: 'info', choices: LOG_LEVELS, describe: 'Only log messages with this severity or above', commands: ALL, group: 'Logging' },
@@ -72,10 +76,12 @@ export const OPTIONS: OptSpec[] = [
   { name: 'cuzk.status-url', type: 'string', describe: "Surface: URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status (blind to WindowPoSt/WinningPoSt)", commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.grpc-address', type: 'string', describe: "Surface: cuzk's gRPC API (its [daemon] listen address): unix:///run/curio/cuzk.sock or host:port, e.g. 127.0.0.1:9820 (no TLS, as cuzk)", commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.timeline-file', type: 'path', describe: 'Surface: cuzk\'s log with its TIMELINE lines, followed like tail -F; "-" reads standard input (journalctl -fu cuzk -o cat | cuzk-exporter attach --cuzk.timeline-file - ...)', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status and gRPC GetMetrics', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.grpc-status-interval', type: 'duration', default: '5s', min: 5, describe: 'How often to call gRPC GetStatus (cuzk runs nvidia-smi on every call: never faster than 5s)', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status or gRPC request after this long', commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies and gRPC answers larger than this', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status and gRPC GetMetrics', commands: ATTACH, group: 'cuzk' },
+  { name: 'cuzk.grpc-status-interval', type: 'duration', default: '5s', min: 5, describe: 'How often to call gRPC GetStatus (cuzk runs nvidia-smi on every call: never faster than 5s)', commands: ATTACH, group: 'cuzk' },
+  { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status or gRPC request after this long', commands: ATTACH, group: 'cuzk' },
+  { name: 'cuzk.max-body-bytes', type: 'integer', default: 16 * 1024 * 1024, min: 1024, describe: 'Reject /status bodies and gRPC answers larger than this', commands: ATTACH, group: 'cuzk' },
+
+  { name: 'targets.file', type: 'path', describe: 'fleet: YAML file of the cuzk daemons to attach to (name, labels, grpc_address, status_url, timeline_file or timeline_command per target); re-read when it changes and on SIGHUP (a bad file keeps the previous targets)', commands: ['fleet'], group: 'Fleet' },
 
   { name: 'workload.count', type: 'integer', default: 0, min: 0, describe: 'Stop submitting after this many proofs (0: until stopped)', commands: ['simulate'], group: 'Workload' },
   { name: 'simulate.grpc-listen', type: 'string', default: '127.0.0.1:9820', describe: 'Where the cuzk.v1.ProvingEngine gRPC service listens: unix:///path/cuzk.sock or host:port (port 0: any free port, printed at startup)', commands: ['simulate'], group: 'Simulate' },

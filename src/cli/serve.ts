@@ -32,8 +32,9 @@ export function checkWebFlags(o: Resolved): string {
     throw new UsageError((e as Error).message);
   }
   const p = o['web.telemetry-path'] as string;
-  if (!p.startsWith('/') || p === '/' || ['/status', '/-/healthy', '/-/ready', '/page.js', '/page.css'].includes(p)) {
-    throw new UsageError(`--web.telemetry-path "${p}" must start with "/" and not be one of /, /status, /-/healthy, /-/ready`);
+  const taken = ['/status', '/-/healthy', '/-/ready', '/page.css', '/fleet.css', '/fleet.json', '/probe', '/targets'];
+  if (!p.startsWith('/') || p === '/' || taken.includes(p) || p.startsWith('/ui/') || p.startsWith('/targets/')) {
+    throw new UsageError(`--web.telemetry-path "${p}" must start with "/" and not be one of /, ${taken.join(', ')} or under /ui/ or /targets/`);
   }
   // Requests are routed on the raw path before any "?": anything but a plain path could
   // never be requested (a query, a fragment, %-escapes, empty or dot segments, spaces).

@@ -22,6 +22,8 @@ import {
   referencedMetrics,
 } from '../../dashboards/src/queries';
 import { ALERTING_RULES, RECORDING_RULES, RUNBOOK_BASE_URL } from '../../dashboards/src/rules';
+import { buildFleetDashboard, FLEET_UID } from '../../dashboards/src/fleet';
+import { FLEET_RECORDING_RULES } from '../../dashboards/src/fleet-rules';
 
 const ROOT = path.join(__dirname, '..', '..');
 const DASHBOARD_DIR = path.join(ROOT, 'dashboards');
@@ -33,7 +35,9 @@ const shippedDashboards = fs
   .map((f) => ({ file: f, json: JSON.parse(fs.readFileSync(path.join(DASHBOARD_DIR, f), 'utf8')) as JsonObject }));
 
 const DS_REF = { type: 'prometheus', uid: '${datasource}' };
-const RECORDED = new Set(RECORDING_RULES.map((r) => r.record));
+const RECORDED = new Set([...RECORDING_RULES, ...FLEET_RECORDING_RULES].map((r) => r.record));
+/** Fleet-level recorded series (per job): fleet totals, not filtered by instance. */
+const JOB_LEVEL = new Set(FLEET_RECORDING_RULES.filter((r) => /^job(_[a-z_]+)?:/.test(r.record)).map((r) => r.record));
 const KNOWN_METRICS = new Set([...exportedSeriesNames(), ...PROMETHEUS_SYNTHETIC_METRICS, ...RECORDED]);
 const BUSY_COUNTERS = ['cuzk_gpu_worker_busy_seconds_total', 'cuzk_gpu_busy_seconds_total'];
 
@@ -109,7 +113,7 @@ describe('PromQL helpers', () => {
 describe('generated files', () => {
   test('the checked-in dashboards and rules equal what the generator produces', () => {
     const files = renderAll();
-    expect(files.map((f) => f.repoPath).sort()).toEqual(['dashboards/cuzk-overview.json', 'dashboards/rules/cuzk-alerts.yml']);
+    expect(files.map((f) => f.repoPath).sort()).toEqual(['dashboards/cuzk-fleet.json', 'dashboards/cuzk-overview.json', 'dashboards/rules/cuzk-alerts.yml', 'dashboards/rules/cuzk-fleet.yml']);
     for (const f of files) {
       const onDisk = fs.readFileSync(path.join(ROOT, f.repoPath), 'utf8');
       if (onDisk !== f.content) throw new Error(`${f.repoPath} is out of date: regenerate with the dashboards generator`);
@@ -132,7 +136,7 @@ describe('generated files', () => {
     try {
       const out = path.join(tmp, 'nested', 'out');
       const written = exportDashboards(out);
-      expect(written.map((p) => path.relative(out, p)).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-overview.json']);
+      expect(written.map((p) => path.relative(out, p)).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-fleet.json', 'cuzk-fleet.yml', 'cuzk-overview.json']);
       for (const p of written) expect(path.isAbsolute(p)).toBe(true);
       for (const f of renderAll()) expect(fs.readFileSync(path.join(out, f.name), 'utf8')).toBe(f.content);
       expect((JSON.parse(fs.readFileSync(path.join(out, 'cuzk-overview.json'), 'utf8')) as JsonObject).uid).toBe(OVERVIEW_UID);
@@ -153,6 +157,7 @@ describe.each(shippedDashboards.map((d) => [d.file, d.json] as const))('dashboar
   test('has a stable uid, a title and a current schemaVersion', () => {
     expect(d.uid).toMatch(/^[a-z0-9-]{1,40}$/);
     if (file === 'cuzk-overview.json') expect(d.uid).toBe('cuzk-overview');
+    if (file === 'cuzk-fleet.json') expect(d.uid).toBe(FLEET_UID);
     expect(typeof d.title).toBe('string');
     expect(d.schemaVersion).toBeGreaterThanOrEqual(39);
     expect(d.id).toBeNull();
@@ -202,7 +207,9 @@ describe.each(shippedDashboards.map((d) => [d.file, d.json] as const))('dashboar
     const hostWide = /^sum by \(instance\) \(cuzk_gpu_worker_busy\{job=~"\$job", instance=~"\$instance"\}\)$/;
     const bad: string[] = [];
     for (const q of panelQueries(d)) {
-      if (!q.expr.includes('instance=~"$instance"')) bad.push(`${q.where} ${q.refId}: no instance filter`);
+      // Fleet totals (per-job recording rules) have no instance to filter by.
+      const fleetTotal = referencedMetrics(q.expr).every((m) => JOB_LEVEL.has(m)) && q.expr.includes('job=~"$job"');
+      if (!q.expr.includes('instance=~"$instance"') && !fleetTotal) bad.push(`${q.where} ${q.refId}: no instance filter`);
       const usesGpuMetric = referencedMetrics(q.expr).some((m) => gpuMetrics.has(m.replace(/_(bucket|sum|count)$/, '')) || /^instance_gpu:/.test(m));
       if (usesGpuMetric && !q.expr.includes('gpu=~"$gpu"') && !hostWide.test(q.expr)) bad.push(`${q.where} ${q.refId}: no gpu filter`);
     }
@@ -421,7 +428,7 @@ describe('alerting and recording rules', () => {
 
   test('rules name only known metrics and labels', () => {
     const labels = knownLabelNames();
-    for (const r of [...RECORDING_RULES, ...ALERTING_RULES]) {
+    for (const r of [...RECORDING_RULES, ...ALERTING_RULES, ...FLEET_RECORDING_RULES]) {
       for (const m of referencedMetrics(r.expr)) expect({ rule: r.expr, m, known: KNOWN_METRICS.has(m) && !RECORDED.has(m) }).toMatchObject({ known: true });
       for (const l of referencedLabels(r.expr)) expect({ rule: r.expr, l, known: labels.has(l) }).toMatchObject({ known: true });
     }
@@ -434,5 +441,41 @@ describe('alerting and recording rules', () => {
       const window = /rate(\d+m)$/.exec(r.record)?.[1];
       expect(window && r.expr.includes(`[${window}]`)).toBeTruthy();
     }
+  });
+});
+
+describe('fleet dashboard and fleet recording rules (issue 22)', () => {
+  const d = buildFleetDashboard();
+  const queries = panelQueries(d);
+  const panel = (title: string) => allPanels(d).find((p) => p.title === title) as JsonObject;
+
+  test('fleet recording rules are level:metric:operations per job (or per instance), from raw series only', () => {
+    for (const r of FLEET_RECORDING_RULES) {
+      expect(r.record).toMatch(/^(job|job_proof_kind|instance):cuzk_[a-z_]+:[a-z0-9_]+$/);
+      expect(r.expr).toMatch(r.record.startsWith('instance:') ? /by \(job, instance\)/ : /^(sum|avg|count) by \(job[,)]/);
+      expect(referencedMetrics(r.expr).filter((m) => RECORDED.has(m))).toEqual([]);
+      const window = /rate(\d+m)$/.exec(r.record)?.[1];
+      if (window) expect(r.expr.includes(`[${window}]`)).toBe(true);
+    }
+    // Fleet utilisation from the busy-seconds counters, every worker weighing the same.
+    for (const r of FLEET_RECORDING_RULES.filter((x) => /utilization/.test(x.record))) {
+      expect(r.expr).toMatch(/^avg by \(job\) \(rate\(cuzk_gpu_worker_busy_seconds_total\[\d+m\]\)\)$/);
+    }
+  });
+
+  test('fleet utilisation, the worst provers first, and which prover is idle while on the GPU', () => {
+    const util = panel('Fleet utilisation (5m)');
+    expect(((util.targets as JsonObject[])[0].expr as string)).toBe('job:cuzk_gpu_worker_utilization:ratio_rate5m{job=~"$job"}');
+    const worst = panel('Provers, worst first');
+    expect((worst.options as JsonObject).sortBy).toEqual([{ displayName: 'Utilisation (5m)', desc: false }]);
+    const wt = (worst.targets as JsonObject[]).map((t) => t.expr as string);
+    expect(wt[0]).toBe('avg by (instance) (rate(cuzk_gpu_worker_busy_seconds_total{job=~"$job", instance=~"$instance", gpu=~"$gpu"}[5m]))');
+    expect(JSON.stringify(worst)).toContain('var-instance=${__value.raw}');
+    const idle = panel('Which prover is idle while on the GPU');
+    expect((idle.options as JsonObject).sortBy).toEqual([{ displayName: 'Idle while on GPU', desc: true }]);
+    expect((idle.targets as JsonObject[])[0].expr).toBe('max by (instance) (instance:cuzk_idle_while_on_gpu:bool{job=~"$job", instance=~"$instance"})');
+    // Never the sampled busy gauge for utilisation.
+    for (const q of queries.filter((x) => /utili[sz]ation/i.test(x.where))) expect(referencedMetrics(q.expr)).not.toContain('cuzk_gpu_worker_busy');
+    expect(queries.some((q) => /^bottomk\(10, avg by \(instance\) \(rate\(cuzk_gpu_worker_busy_seconds_total/.test(q.expr))).toBe(true);
   });
 });

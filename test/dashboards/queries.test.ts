@@ -8,6 +8,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { buildFleetDashboard } from '../../dashboards/src/fleet';
+import { FLEET_RECORDING_RULES, FLEET_RULE_GROUPS } from '../../dashboards/src/fleet-rules';
 import { buildOverviewDashboard } from '../../dashboards/src/overview';
 import { allQueries, expandVariables } from '../../dashboards/src/queries';
 import { ALERTING_RULES, RECORDING_RULES, RULE_GROUPS, isAlertingRule } from '../../dashboards/src/rules';
@@ -15,6 +17,7 @@ import { FakeExporter, startFakeExporter } from './fake-exporter';
 import { findBinary, pollUntil, RunningPrometheus, startPrometheus, writeRulesWithShortFor } from '../helpers/prometheus';
 
 const RULES = path.join(__dirname, '..', '..', 'dashboards', 'rules', 'cuzk-alerts.yml');
+const FLEET_RULES = path.join(__dirname, '..', '..', 'dashboards', 'rules', 'cuzk-fleet.yml');
 const prometheusBin = findBinary('prometheus');
 const describeWithPrometheus = prometheusBin ? describe : describe.skip;
 if (!prometheusBin) {
@@ -34,7 +37,7 @@ describeWithPrometheus('dashboard and rules against a real Prometheus', () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-dash-e2e-'));
     fake = await startFakeExporter();
     const rules = writeRulesWithShortFor(RULES, path.join(tmp, 'cuzk-alerts.short.yml'), '1s');
-    prom = await startPrometheus({ scrapeTargets: [fake.target], scrapeIntervalSec: 1, evaluationIntervalSec: 1, ruleFiles: [rules] });
+    prom = await startPrometheus({ scrapeTargets: [fake.target], scrapeIntervalSec: 1, evaluationIntervalSec: 1, ruleFiles: [rules, FLEET_RULES] });
     await prom.waitForTargetsUp();
   });
 
@@ -45,11 +48,12 @@ describeWithPrometheus('dashboard and rules against a real Prometheus', () => {
   });
 
   const dashboard = buildOverviewDashboard();
-  const queries = allQueries(dashboard).filter((q) => q.kind !== 'annotation');
+  const fleetDashboard = buildFleetDashboard();
+  const queries = [...allQueries(dashboard), ...allQueries(fleetDashboard)].filter((q) => q.kind !== 'annotation');
 
   test('every dashboard query is valid PromQL', async () => {
     const errors: string[] = [];
-    for (const q of allQueries(dashboard)) {
+    for (const q of [...allQueries(dashboard), ...allQueries(fleetDashboard)]) {
       try {
         await prom.query(expandVariables(q.expr, VARS));
       } catch (e) {
@@ -112,11 +116,12 @@ describeWithPrometheus('dashboard and rules against a real Prometheus', () => {
     );
     const groups = await prom.rules();
     // The API lists groups by name; compare in the source's order.
-    expect(groups.map((g) => g.name).sort()).toEqual(RULE_GROUPS.map((g) => g.name).sort());
-    const loaded = RULE_GROUPS.flatMap((want) => groups.find((g) => g.name === want.name)?.rules ?? []);
-    expect(loaded).toHaveLength(ALERTING_RULES.length + RECORDING_RULES.length);
+    const ALL_GROUPS = [...RULE_GROUPS, ...FLEET_RULE_GROUPS];
+    expect(groups.map((g) => g.name).sort()).toEqual(ALL_GROUPS.map((g) => g.name).sort());
+    const loaded = ALL_GROUPS.flatMap((want) => groups.find((g) => g.name === want.name)?.rules ?? []);
+    expect(loaded).toHaveLength(ALERTING_RULES.length + RECORDING_RULES.length + FLEET_RECORDING_RULES.length);
     for (const r of loaded) expect({ name: r.name, health: r.health, lastError: r.lastError ?? '' }).toEqual({ name: r.name, health: 'ok', lastError: '' });
-    const want = RULE_GROUPS.flatMap((g) => g.rules);
+    const want = ALL_GROUPS.flatMap((g) => g.rules);
     loaded.forEach((got, i) => {
       const w = want[i];
       if (!w) throw new Error(`unexpected rule ${got.name}`);

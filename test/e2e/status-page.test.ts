@@ -561,6 +561,56 @@ describeBrowser(`status page in a browser${skipReason ? ` (${skipReason})` : ''}
       }
     });
 
+    it('running jobs come first; finished ones are bounded and collapsed (a busy run-mode box keeps hundreds for 30 s)', async () => {
+      // Fixture 02 plus 3 more running jobs and 237 finished ones (our engine's fields:
+      // outcome, finished_secs_ago), finished listed first as a run-mode box lists them.
+      const s = fixture(F02);
+      const running = s.pipelines[0];
+      const finished = Array.from({ length: 237 }, (_, i) => ({
+        job_id: `snap-finished-${String(i).padStart(3, '0')}`,
+        proof_kind: 'snap-update',
+        started_secs_ago: 40,
+        finished_secs_ago: 0.1 * (237 - i),
+        outcome: i === 5 ? 'failed' : 'completed',
+        total_partitions: 16,
+        partitions_done: 16,
+        partitions: Array.from({ length: 16 }, (_, j) => ({ index: j, state: i === 5 && j === 3 ? 'failed' : 'done', synth_ms: 900, gpu_ms: 450 })),
+      }));
+      const more = [1, 2, 3].map((k) => ({ ...running, job_id: `snap-running-${k}`, partitions: running.partitions.map((p: Snap) => ({ ...p, state: p.state === 'gpu' ? 'synth_done' : p.state })) }));
+      s.pipelines = [...finished, running, ...more];
+      await show(s);
+      const order = await page.$$eval('[data-testid="pipeline"]', (els) => els.map((e) => [e.getAttribute('data-job-id'), e.getAttribute('data-finished')]));
+      expect(order.slice(0, 4)).toEqual([[running.job_id, 'false'], ['snap-running-1', 'false'], ['snap-running-2', 'false'], ['snap-running-3', 'false']]);
+      // Bounded: the 10 most recently finished, most recent first; collapsed by default.
+      expect(order.slice(4).map(([id]) => id)).toEqual(Array.from({ length: 10 }, (_, i) => `snap-finished-${236 - i}`));
+      const details = page.getByTestId('pipelines-finished');
+      expect(await details.getAttribute('open')).toBeNull();
+      expect(await page.getByTestId('pipelines-finished-summary').textContent()).toBe('237 finished jobs (1 failed) — the 10 most recent listed · kept 30 s after they end');
+      expect(await page.getByTestId('pipelines-finished-more').textContent()).toBe('227 older finished jobs not listed (see /status)');
+      expect(await page.getByTestId('pipelines-count').textContent()).toBe('241 jobs · 4 running');
+      // The running ones are near the top, and the page is short (it was 38,000 px with the running jobs 33,000 px down).
+      const tops = await page.$$eval('[data-testid="pipeline-list"] > [data-testid="pipeline"]', (els) => els.map((e) => e.getBoundingClientRect().top + window.scrollY));
+      expect(tops).toHaveLength(4);
+      expect(Math.max(...tops)).toBeLessThan(2000);
+      const height = await page.evaluate(() => document.documentElement.scrollHeight);
+      expect(height).toBeLessThan(2600);
+      await shot(page, 'attach-finished-collapsed.png');
+      // Opened: ten cards more, still bounded.
+      await page.getByTestId('pipelines-finished-summary').click();
+      expect(await details.getAttribute('open')).toBe('');
+      expect(await page.locator('[data-testid="pipeline-list-finished"] [data-testid="pipeline"]:visible').count()).toBe(10);
+      expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThan(6000);
+      await page.getByTestId('pipelines-finished-summary').click(); // closed again for the next tests
+    });
+
+    it('"busy for" says what it measures: the current stint, not cumulative', async () => {
+      await show(fixture(F02));
+      const head = page.getByTestId('busy-for-head').first();
+      expect(await head.textContent()).toBe('busy for');
+      expect(await head.getAttribute('title')).toMatch(/^Time since this worker last went from idle to busy: its current busy stint \(cuzk's busy_secs\)\. .*not cumulative/);
+      expect(await page.getByTestId('worker-0').getByTestId('worker-busy').getAttribute('title')).toBe(await head.getAttribute('title'));
+    });
+
     it('no text is clipped or overflows its box (fixtures 01-04, long ids, 3-digit partitions)', async () => {
       const manyParts = fixture(F02);
       withJobId(manyParts, LONG_ID);

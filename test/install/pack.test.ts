@@ -93,7 +93,7 @@ describe('npm pack tarball, installed globally into a temp prefix', () => {
 
   test('the package is installed with its native library and data files', () => {
     const pkg = path.join(prefix, 'lib', 'node_modules', 'cuzk-exporter');
-    for (const p of ['native/build/libcuzk_engine.so', 'proto/cuzk/v1/proving.proto', 'src/exporter/page/page.js', 'deploy/cuzk-exporter.env']) {
+    for (const p of ['native/build/libcuzk_engine.so', 'proto/cuzk/v1/proving.proto', 'src/exporter/page/index.html', 'src/exporter/page/fleet.html', 'dist/src/exporter/page/ui/box.js', 'dist/src/exporter/page/ui/fleet.js', 'deploy/cuzk-exporter.env', 'deploy/fleet/prometheus.yml']) {
       expect([p, fs.existsSync(path.join(pkg, p))]).toEqual([p, true]);
     }
     expect(fs.realpathSync(bin)).toBe(path.join(pkg, 'dist', 'src', 'cli', 'main.js'));
@@ -130,7 +130,7 @@ describe('npm pack tarball, installed globally into a temp prefix', () => {
       expect((await fetch(`${base}/-/ready`)).status).toBe(200);
       const page = await fetch(`${base}/`);
       expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
-      expect((await fetch(`${base}/page.js`)).status).toBe(200);
+      expect((await fetch(`${base}/ui/box.js`)).status).toBe(200);
       const status = (await (await fetch(`${base}/status`)).json()) as { pipelines: unknown[]; exporter: { version: string } };
       expect(status.exporter.version).toBe(VERSION);
       const om = await fetch(`${base}/metrics`, { headers: { Accept: 'application/openmetrics-text; version=1.0.0' } });
@@ -149,7 +149,7 @@ describe('npm pack tarball, installed globally into a temp prefix', () => {
   test('dashboards and a proof on the freshly built native library, from another directory', async () => {
     const dash = path.join(elsewhere, 'dash');
     await run(bin, ['dashboards', '--out', dash], elsewhere, 60_000);
-    expect(fs.readdirSync(dash).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-overview.json']);
+    expect(fs.readdirSync(dash).sort()).toEqual(['cuzk-alerts.yml', 'cuzk-fleet.json', 'cuzk-fleet.yml', 'cuzk-overview.json']);
     const out = await run(bin, ['prove', '--kind', 'winning-post', '--count', '1', '--json'], elsewhere, 120_000);
     const line = JSON.parse(out.trim().split('\n').filter((l) => l.startsWith('{')).pop()!) as { outcome: string; verified?: boolean };
     expect(line.outcome).toBe('completed');
