@@ -381,25 +381,28 @@ export class AttachSource implements MetricsSource {
     return k < 0 ? OTHER_KIND_INDEX : k;
   }
 
-  private apply(s: CuzkStatus, nowNs: number, skippedJobIds: string[] = [], skippedWorkerIds: number[] = []): void {
+  private apply(daemon: CuzkStatus, nowNs: number, skippedJobIds: string[] = [], skippedWorkerIds: number[] = []): void {
     const m = this.model;
     const primed = this.primed;
-    const totals = s.counters ? { completed: s.counters.total_completed, failed: s.counters.total_failed } : null;
+    const totals = daemon.counters ? { completed: daemon.counters.total_completed, failed: daemon.counters.total_failed } : null;
     const totalsWentDown =
       totals !== null && this.lastTotals !== null && (totals.completed < this.lastTotals.completed || totals.failed < this.lastTotals.failed);
     // A restart is believed only if the new process can have started after our last look;
     // otherwise another daemon answers at this address (two alternating, a hostile peer):
     // refused, never taken for a restart that would re-add the cumulative counters.
     const prevUptime = this.identity.lastUptime;
-    const v = this.identity.check(s.uptime_secs, nowNs, totalsWentDown);
+    const v = this.identity.check(daemon.uptime_secs, nowNs, totalsWentDown);
     if (v === 'conflict') {
-      throw new PollError('conflict', `snapshot from ${this.opts.url} refused: uptime ${prevUptime}s -> ${s.uptime_secs}s${totalsWentDown ? ' with its totals going back' : ''} is neither the same daemon nor a restart`);
+      throw new PollError('conflict', `snapshot from ${this.opts.url} refused: uptime ${prevUptime}s -> ${daemon.uptime_secs}s${totalsWentDown ? ' with its totals going back' : ''} is neither the same daemon nor a restart`);
     }
-    if (primed && v === 'restart') this.restarted(s, nowNs, `uptime ${prevUptime}s -> ${s.uptime_secs}s`);
+    if (primed && v === 'restart') this.restarted(daemon, nowNs, `uptime ${prevUptime}s -> ${daemon.uptime_secs}s`);
     if (totals) this.lastTotals = totals;
     // cuzk's own pipelines carry no outcome: a failed one stays forever with live-looking
-    // partitions (status-stale.ts). The reference engine says its outcomes itself.
-    const inferred = this.stale.settle(s).filter((f) => s.pipelines.find((p) => p.job_id === f.jobId)?.outcome === undefined);
+    // partitions (status-stale.ts). The model takes the settled copy; the daemon's snapshot
+    // gets our reading in new fields only. The reference engine says its outcomes itself.
+    const settled = this.stale.settle(daemon);
+    const s = settled.status;
+    const inferred = settled.fresh.filter((f) => s.pipelines.find((p) => p.job_id === f.jobId)?.outcome === undefined);
     if (primed) for (const f of inferred) this.kInferredFailed[this.kindSlot(f.kind)]++;
 
     // Topology: workers as reported (plus any whose entry was unusable this time: still

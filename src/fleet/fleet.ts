@@ -74,7 +74,7 @@ export class FleetTarget {
       grpcAddress: spec.grpcAddress,
       // A command's output is the TIMELINE surface's standard input.
       timelineFile: this.command ? '-' : spec.timelineFile,
-      ...(this.command ? { timeline: { stdin: this.command.stream } } : {}),
+      ...(this.command ? { timeline: { stdin: this.command.stream, label: `command ${spec.timelineCommand!.join(' ')}` } } : {}),
       pollIntervalMs: opts.pollIntervalMs,
       grpcStatusIntervalMs: opts.grpcStatusIntervalMs,
       timeoutMs: opts.timeoutMs,
@@ -129,7 +129,7 @@ export class FleetTarget {
  * them by itself.
  */
 export function setTimelineFeed(source: MergedAttachSource, running: boolean, message: string): void {
-  source.timeline?.state(running, null, message);
+  source.timelineFeed(running, message);
 }
 
 export interface ApplyResult {

@@ -84,6 +84,12 @@ test('attach prints its URLs, serves metrics and /status from the daemon, surviv
 
   const status = (await (await fetch(`${base}/status`)).json()) as Record<string, unknown> & { exporter: Record<string, unknown> };
   const { exporter, ...daemonBody } = status;
+  // The daemon's body as it sent it, with our additions in new fields only (DESIGN §6):
+  // each worker's busy seconds as /metrics has them.
+  for (const w of daemonBody.gpu_workers as Record<string, unknown>[]) {
+    expect(typeof w.busy_total_secs).toBe('number');
+    delete w.busy_total_secs;
+  }
   expect(daemonBody).toEqual(f03.json);
   expect(exporter).toMatchObject({ source: 'attach', backend: 'cuzk', up: true, status_mismatch: true, partitions_on_gpu: 2, busy_workers: 0, last_error: null });
   expect(typeof exporter.snapshot_age_secs).toBe('number');

@@ -188,6 +188,14 @@ export class MergedAttachSource implements MetricsSource {
     return this.surfaces.map((s) => ({ name: s.name, target: s.target, up: s.up, degraded: this.watch.reasons(s.name) }));
   }
 
+  /**
+   * The stream feeding TIMELINE (a fleet target's command) is up or not: the surface cannot
+   * see a command's restarts itself, its standard input stays open across them.
+   */
+  timelineFeed(up: boolean, message: string): void {
+    this.timeline?.state(up, null, message);
+  }
+
   /** How each partitioned job's kind became known (cuzk_exporter_kind_resolutions_total). */
   kindResolutions(): Iterable<[string, number]> {
     return this.timeline ? this.timeline.kinds.counts.entries() : [];
@@ -527,7 +535,19 @@ export class MergedAttachSource implements MetricsSource {
   }
 
   statusBody(): Record<string, unknown> | null {
-    if (this.workerDriver === 'status') return this.status!.attach.statusBody();
-    return mergedStatusBody(this, this.nowNs());
+    if (this.currentDriver !== 'status') return mergedStatusBody(this, this.nowNs());
+    // cuzk's own snapshot, plus each worker's busy seconds as /metrics has them (the page's
+    // utilisation); the rest re-served as validated.
+    const body = this.status!.attach.statusBody();
+    if (!body || !Array.isArray(body.gpu_workers)) return body;
+    const m = this.model;
+    const now = this.nowNs();
+    return {
+      ...body,
+      gpu_workers: (body.gpu_workers as Record<string, unknown>[]).map((w) => {
+        const slot = this.slotById.get(w.worker_id as number);
+        return slot === undefined ? w : { ...w, busy_total_secs: m.workerBusyNsAt(slot, now) / 1e9 };
+      }),
+    };
   }
 }

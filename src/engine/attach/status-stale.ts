@@ -41,8 +41,31 @@ export class StaleStatus {
   /** Jobs already inferred failed (their ids; bounded). */
   private readonly failed = new Set<string>();
 
-  /** Settles `s` in place; returns the jobs newly inferred failed, with their kinds. */
-  settle(s: CuzkStatus): { jobId: string; kind: string }[] {
+  /**
+   * The snapshot as the model should take it: a settled copy (`status`), the jobs newly
+   * inferred failed, with their kinds (`fresh`). The daemon's own snapshot is left as it
+   * said it, re-served with our reading in new fields only: `abandoned: true` on a
+   * partition, `stale: true` on a worker (DESIGN §6: additions in new fields).
+   */
+  settle(daemon: CuzkStatus): { status: CuzkStatus; fresh: { jobId: string; kind: string }[] } {
+    const s: CuzkStatus = {
+      ...daemon,
+      pipelines: daemon.pipelines.map((p) => ({ ...p, partitions: p.partitions.map((x) => ({ ...x })) })),
+      gpu_workers: daemon.gpu_workers.map((w) => ({ ...w })),
+    };
+    const fresh = this.settleInPlace(s);
+    daemon.pipelines.forEach((p, i) =>
+      p.partitions.forEach((x, j) => {
+        if ((s.pipelines[i].partitions[j] as { abandoned?: boolean }).abandoned && !(x as { abandoned?: boolean }).abandoned) (x as { abandoned?: boolean }).abandoned = true;
+      }),
+    );
+    daemon.gpu_workers.forEach((w, i) => {
+      if (w.state === 'proving' && s.gpu_workers[i].state !== 'proving') (w as { stale?: boolean }).stale = true;
+    });
+    return { status: s, fresh };
+  }
+
+  private settleInPlace(s: CuzkStatus): { jobId: string; kind: string }[] {
     for (const p of s.pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
     const unownedMs = Math.max(MIN_UNOWNED_MS, 3 * this.longestGpuMs);
     const ownedMs = Math.max(MIN_OWNED_MS, 5 * this.longestGpuMs);

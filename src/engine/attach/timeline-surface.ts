@@ -75,6 +75,8 @@ export interface TimelineOptions {
   catchUpBytes?: number;
   /** Standard input stand-in (tests, a fleet target's command). */
   stdin?: import('node:stream').Readable;
+  /** What /status and logs call the source when it is a stream (e.g. the command feeding it). */
+  label?: string;
   /** A pickup not followed by its GPU_START within this long was a skip (default 5 s). */
   confirmMs?: number;
   /** A GPU stage with no end line is given up after this long (default: max(60 s, 3x the longest seen for its kind)). */
@@ -144,7 +146,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   private readonly unknownKindNames = new Set<string>();
 
   constructor(private readonly opts: TimelineOptions) {
-    this.target = opts.path === '-' ? 'standard input' : opts.path;
+    this.target = opts.label ?? (opts.path === '-' ? 'standard input' : opts.path);
     this.errors = opts.errors;
     for (const r of TIMELINE_ERRORS) this.errors.declare(r);
     this.errors.declare('implausible');
