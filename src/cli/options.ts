@@ -98,6 +98,9 @@ export const OPTIONS: OptSpec[] = [
   { name: 'simulate.retries', type: 'integer', default: 0, min: 0, max: 100, describe: 'Workload: prove a failed request again under the same id, up to this many times (Curio retries with deterministic ids)', commands: ['simulate'], group: 'Simulate' },
   { name: 'simulate.cancel', type: 'boolean', default: false, describe: 'Make CancelProof cancel (upstream\'s is a no-op answering was_running: false)', commands: ['simulate'], group: 'Simulate' },
   { name: 'simulate.self-check', type: 'boolean', default: true, describe: "Verify each assembled PoRep proof as upstream's self-check does (cpu backend; a failure is a failed proof)", commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.boxes', type: 'integer', default: 1, min: 1, max: 256, describe: 'Run this many cuzk boxes in one process, each with its own engine, surfaces (ports 0, sockets and TIMELINE files suffixed .box-N) and truth', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.fleet-file', type: 'path', describe: 'YAML list of boxes (name, gpus, workers_per_gpu, time_scale, faults, mix, concurrency, surfaces, split_prove, pipeline) to run in one process; see src/sim/fleet.ts', commands: ['simulate'], group: 'Simulate' },
+  { name: 'simulate.addresses-file', type: 'path', describe: 'Write every box\'s addresses (name, grpc, status, truth, timeline) to this JSON file once they listen', commands: ['simulate'], group: 'Simulate' },
   { name: 'fault.fail-synthesis-nth', type: 'integer', min: 1, describe: 'FAULT INJECTION: the n-th partition synthesis fails (its job fails)', commands: ['simulate'], group: 'Fault injection (testing only)' },
 
   { name: 'kind', type: 'string', default: 'snap-update', choices: PROOF_KINDS, describe: 'Proof kind to submit', commands: ['prove'], group: 'Prove' },

@@ -12,7 +12,8 @@
  * --simulate.grpc-clears-owner-only, --simulate.status-extensions, --simulate.cancel).
  * The ground truth — the engine's native counters and `upstream`, what upstream's own
  * accounting makes of them — is on --simulate.truth-listen (GET /truth) and/or
- * --simulate.truth-file (SIGUSR2 and at exit).
+ * --simulate.truth-file (SIGUSR2 and at exit). --simulate.boxes N or --simulate.fleet-file
+ * runs several boxes in one process (src/sim/fleet.ts).
  */
 import { parseListenAddress } from '../exporter/server';
 import { PROOF_KINDS } from '../engine/kinds';
@@ -25,6 +26,7 @@ import { checkMemoryBudget, kindsToRun } from './budget-check';
 import { engineConfigFrom } from './engine-config';
 import { Resolved, UsageError } from './options';
 import { untilSignal } from './serve';
+import { fleetConfigs, runFleet } from '../sim/fleet';
 
 function listenFlag(o: Resolved, flag: string): { host?: string; port: number } | null {
   const v = o[flag] as string | undefined;
@@ -119,6 +121,14 @@ function banner(b: RunningBox, cfg: BoxConfig): string {
 }
 
 export async function simulateCommand(o: Resolved, log: Logger): Promise<number> {
+  const fleet = fleetConfigs(o, boxConfigFrom);
+  if (fleet) {
+    if (o['config.check']) {
+      process.stdout.write(`configuration OK (${fleet.length} boxes)\n`);
+      return 0;
+    }
+    return runFleet(fleet, o, log);
+  }
   const cfg = boxConfigFrom(o);
   if (cfg.engine.faults) log.warn('FAULT INJECTION is on: the daemon shows injected failures', { faults: JSON.stringify(cfg.engine.faults) });
   if (o['config.check']) {

@@ -24,6 +24,8 @@ export interface BoxConfig {
   timelineFile: string;
   timeline: Omit<TimelineOptions, 'wallAtStartMs'>;
   grpcListen: string;
+  /** No gRPC service (a fleet box without that surface). */
+  grpcOff?: boolean;
   statusListen: { host?: string; port: number } | null;
   truthListen: { host?: string; port: number } | null;
   truthFile?: string;
@@ -78,7 +80,7 @@ export async function startBox(cfg: BoxConfig, log: Logger): Promise<RunningBox>
     core = new SimCore(engine, cfg.core.pipeline ? timeline : null, cfg.core, startNs);
     core.install();
     const c = core;
-    grpc = await startGrpcServer({ address: cfg.grpcListen, core: c, gpuNames: engine.model.topology.gpus.map((g) => g.name), log });
+    if (!cfg.grpcOff) grpc = await startGrpcServer({ address: cfg.grpcListen, core: c, gpuNames: engine.model.topology.gpus.map((g) => g.name), log });
     if (cfg.statusListen) status = await startStatusListener(cfg.statusListen.host, cfg.statusListen.port, () => c.statusJson());
     if (cfg.truthListen) truthServer = await startTruthServer(cfg.truthListen.host, cfg.truthListen.port, () => readTruth(engine, c));
   } catch (e) {
@@ -107,7 +109,7 @@ export async function startBox(cfg: BoxConfig, log: Logger): Promise<RunningBox>
     name: cfg.name,
     engine,
     core: c,
-    grpcAddress: grpc.address,
+    grpcAddress: grpc?.address ?? '',
     statusUrl: status?.url ?? null,
     truthUrl: truthServer?.url ?? null,
     timeline: timeline ? (cfg.timelineFile === '-' ? 'stderr' : cfg.timelineFile) : 'off',

@@ -151,10 +151,17 @@ export class SimCore {
     }
   }
 
+  /**
+   * Scheduler::stats / len: requests still in upstream's scheduler heap. The dispatcher takes
+   * PoRep/Snap requests at once (their partitions wait in queues /status and gRPC never
+   * count; batches wait in the collector, uncounted); a PoSt request waits while the
+   * dispatcher is busy with another (synthesis_concurrency 1: a monolithic synthesis is
+   * awaited inline) — here: PoSt jobs the engine has not started yet.
+   */
   private queuedByKind(): number[] {
     const { words } = this.engine.readCounters();
     const n = words[CTR.KINDS];
-    return PROOF_KINDS.map((_, k) => (k < n ? words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_QUEUE_DEPTH] : 0));
+    return PROOF_KINDS.map((_, k) => (k < n && isMonolithicKind(k) ? words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_QUEUE_DEPTH] : 0));
   }
 
   /** Engine::submit. Returns the job id and the queue position. */
@@ -341,7 +348,7 @@ export class SimCore {
         tracing_lines: this.timeline?.tracingLines ?? 0,
       },
       kinds,
-      workers: L.workers.map((w, i) => (this.o.pipeline ? { ...w } : { ...w, busy_ns: L.pipelineOffBusy(i, now) })),
+      workers: L.workers.map((w, i) => ({ ...w, busy_ns: L.busyAt(i, now) })),
       paths: { ...L.paths, torn_lines: this.timeline?.tornLines ?? 0 },
       status_jobs: this.status.jobCount,
       metric_labels: METRIC_LABELS,

@@ -16,6 +16,7 @@ import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../util/logger';
 import { SimCore, SubmitError, SubmitInput } from './core';
+import type { JobAnswer } from './job-tracker';
 import { loadProvingEngine } from './proto';
 
 /** cuzk's ProofKind enum (proto) -> native kind index. */
@@ -147,13 +148,15 @@ export async function startGrpcServer(opts: GrpcServerOptions): Promise<RunningG
     Prove: unary('Prove', async (req) => {
       const inner = req.submit as Record<string, unknown> | null | undefined;
       if (!inner) throw new GrpcFailure(grpc.status.INVALID_ARGUMENT, 'missing submit field');
-      let p: Promise<unknown>;
+      let p: Promise<JobAnswer>;
       try {
         p = core.prove(input(inner));
       } catch (e) {
         return grpcError(e);
       }
-      return { result: await p.catch(grpcError) };
+      // service.rs prove: the answer names the id as sent (an empty one stays empty).
+      const a = await p.catch(grpcError);
+      return { result: { ...a, job_id: typeof inner.request_id === 'string' ? inner.request_id : '' } };
     }),
     CancelProof: unary('CancelProof', (req) => ({ was_running: core.cancel(String(req.job_id ?? '')) })),
     GetStatus: unary('GetStatus', () => core.getStatus(opts.gpuNames)),

@@ -99,6 +99,7 @@ interface RJob {
   parts: Uint8Array;
   synthStart: Float64Array;
   synthNs: Float64Array;
+  /** Partitioned: process_batch's job_seq (the GPU queue key's first half); monolithic: 0. */
   seq: number;
   cancelled: boolean;
   /** Pipeline off: the job's GPU time (answer timings). */
@@ -130,6 +131,12 @@ export class UpstreamRenderer {
   /** Live engine jobs per id (duplicates) and ids seen finished (retries; bounded). */
   private readonly liveIds = new Map<string, number>();
   private readonly endedIds = new Set<string>();
+  /**
+   * The GPU queue item under key (0, 0) not yet popped: every monolithic job and the first
+   * partitioned job's partition 0 (engine.rs PriorityWorkQueue::push is a BTreeMap insert, so
+   * a second item under the key REPLACES the first, which is lost).
+   */
+  private zeroKey: { r: RJob; p: number } | null = null;
 
   constructor(
     private readonly o: RendererOptions,
@@ -215,7 +222,7 @@ export class UpstreamRenderer {
       parts: new Uint8Array(nParts),
       synthStart: new Float64Array(nParts),
       synthNs: new Float64Array(nParts),
-      seq: this.nextSeq++,
+      seq: job.monolithic ? 0 : this.nextSeq++,
       cancelled: false,
       gpuTotal: 0,
     };
@@ -284,6 +291,7 @@ export class UpstreamRenderer {
     if (r.parts[p] !== R_SYNTH) return;
     r.parts[p] = R_QUEUED;
     r.synthNs[p] = synthNs;
+    if (r.seq === 0 && (r.mono ? 0 : p) === 0) this.queueZeroKey(r, p);
     this.d.ledger.synth(r.kind, synthNs);
     const part = r.mono ? null : p;
     if (!r.mono || this.o.showsPost) this.d.status.partitionSynthEnd(r.id, r.mono ? 0 : p, t);
@@ -291,10 +299,21 @@ export class UpstreamRenderer {
     if (!r.mono) this.d.timeline?.tracing(t, 'INFO', ENGINE_TARGET, 'partition synthesis complete, pushing to GPU queue', [['job_id', r.id], ['partition', p], ['synth_ms', ms(synthNs)]]);
   }
 
+  private queueZeroKey(r: RJob, p: number): void {
+    const old = this.zeroKey;
+    this.zeroKey = { r, p };
+    if (!old || old.r.parts[old.p] !== R_QUEUED) return;
+    // The older item is dropped: its lines end at GPU_QUEUE, nobody is ever answered.
+    old.r.parts[old.p] = R_SUPPRESSED;
+    this.d.ledger.count('gpu_queue_collisions');
+  }
+
   private pickup(r: RJob, p: number, worker: number, t: number): void {
     this.free[worker] = false;
     if (this.skipQueue.length > 0) this.drainSkips(worker, t); // older queue items first
+    if (this.zeroKey && this.zeroKey.r === r && this.zeroKey.p === p) this.zeroKey = null;
     if (r.parts[p] !== R_QUEUED) return;
+    this.d.ledger.stageOn(worker, t);
     const tl = this.d.timeline;
     if (r.mono) {
       r.parts[p] = R_GPU;
@@ -310,6 +329,7 @@ export class UpstreamRenderer {
       // "skipping GPU prove for failed partitioned job": pickup line only.
       r.parts[p] = R_SUPPRESSED;
       this.d.ledger.skip(worker);
+      this.d.ledger.stageOff(worker, t);
       tl?.tracing(t, 'INFO', ENGINE_TARGET, 'skipping GPU prove for failed partitioned job', [['job_id', r.id], ['partition', `Some(${p})`]]);
       return;
     }
@@ -325,12 +345,12 @@ export class UpstreamRenderer {
 
   private gpuEnd(r: RJob, p: number, worker: number, gpuNs: number, t: number, discard = false): void {
     if (r.parts[p] !== R_GPU) {
-      if (r.parts[p] === R_SUPPRESSED) this.d.ledger.gpuUnended(r.kind, worker, gpuNs);
       if (!this.o.splitProve) this.workerFree(worker, t);
       return;
     }
     r.parts[p] = R_FINAL;
     this.d.ledger.gpuEnded(r.kind, worker, gpuNs);
+    this.d.ledger.stageOff(worker, t);
     if (this.o.splitProve) {
       this.d.timeline?.gpuEnd(t, r.id, worker, r.mono ? this.monoEndPartition(r) : p, gpuNs);
       this.d.timeline?.tracing(t, 'INFO', 'cuzk_core::pipeline', 'GPU prove complete (split)', [['proof_count', 1], ['gpu_ms', ms(gpuNs)]]);
@@ -451,6 +471,7 @@ export class UpstreamRenderer {
     r.parts[p] = R_FINAL;
     const L = this.d.ledger;
     L.gpuUnended(r.kind, worker, gpuNs);
+    L.stageOff(worker, t);
     const J = this.d.jobs;
     const tl = this.d.timeline;
     if (this.o.gpuFailure === 'start' && this.o.splitProve) {
@@ -525,7 +546,6 @@ export class UpstreamRenderer {
       this.gpuEnd(r, p, worker, gpuNs, t, r.cancelled || r.mono);
       return;
     }
-    if (st === R_SUPPRESSED && worker !== NO_WORKER) L.gpuUnended(r.kind, worker, gpuNs);
     if (worker !== NO_WORKER && !this.o.splitProve) this.workerFree(worker, t);
   }
 

@@ -13,9 +13,11 @@
  *  - proofs: upstream's own counters (JobTracker record_completion/record_failure), so a batch
  *    counts each request, a PoRep self-check failure is a failure, a gpu_prove_start failure
  *    counts once per failed partition, a duplicate id in flight may count once;
- *  - workers: busy_ns is the engine's (union of each worker's partition GPU stages: what
- *    pickup→end intervals give); unended_ns the part of it in stages with no GPU_END; with
- *    the pipeline off, the intervals GetStatus shows (a job per worker, start to end).
+ *  - workers: busy_ns is the union of the worker's rendered GPU stages, pickup to end (the
+ *    engine's own busy time when nothing was suppressed; a stage upstream would not have run —
+ *    a job lost to the GPU-queue key collision — is left out); a stage with no end line
+ *    (GPU failure) counts to the engine's end of it, and is also in unended_ns; with the
+ *    pipeline off, the intervals GetStatus shows (a job per worker, start to end).
  */
 import { PROOF_KINDS } from '../engine/kinds';
 
@@ -67,6 +69,7 @@ export const PATHS = [
   'batch_split_failures',
   'cancels_ignored',
   'cancels',
+  'gpu_queue_collisions',
 ] as const;
 export type PathName = (typeof PATHS)[number];
 
@@ -87,12 +90,30 @@ export class UpstreamLedger {
   readonly kinds: UpstreamKind[] = PROOF_KINDS.map(emptyKind);
   readonly workers: UpstreamWorker[];
   readonly paths: Record<PathName, number> = Object.fromEntries(PATHS.map((p) => [p, 0])) as Record<PathName, number>;
-  /** Pipeline off: per worker, the start of the job it shows (null: idle). */
+  /** Per worker: the start of its current busy stretch (null: idle), and stages outstanding. */
   private readonly since: (number | null)[];
+  private readonly outstanding: Int32Array;
 
   constructor(workerGpus: readonly number[]) {
     this.workers = workerGpus.map((gpu, worker) => ({ worker, gpu, busy_ns: 0, partitions: 0, unended_ns: 0, unended: 0, skips: 0 }));
     this.since = workerGpus.map(() => null);
+    this.outstanding = new Int32Array(workerGpus.length);
+  }
+
+  /** A rendered GPU stage starts on `worker` (its pickup). */
+  stageOn(worker: number, t: number): void {
+    if (worker < 0 || worker >= this.outstanding.length) return;
+    if (this.outstanding[worker]++ === 0) this.since[worker] = t;
+  }
+
+  /** A rendered GPU stage of `worker` left the GPU (ended, failed or skipped) at t. */
+  stageOff(worker: number, t: number): void {
+    if (worker < 0 || worker >= this.outstanding.length || this.outstanding[worker] === 0) return;
+    if (--this.outstanding[worker] > 0) return;
+    const w = this.workers[worker];
+    const s = this.since[worker];
+    if (w && s !== null) w.busy_ns += Math.max(0, t - s);
+    this.since[worker] = null;
   }
 
   count(p: PathName, n = 1): void {
@@ -136,20 +157,17 @@ export class UpstreamLedger {
 
   /** Pipeline off: a worker starts showing a job at t / stops at t. */
   jobOn(worker: number, t: number): void {
-    if (this.since[worker] === null) this.since[worker] = t;
+    this.stageOn(worker, t);
   }
 
   jobOff(worker: number, t: number): void {
-    const s = this.since[worker];
+    this.stageOff(worker, t);
     const w = this.workers[worker];
-    if (s === null || s === undefined || !w) return;
-    w.busy_ns += Math.max(0, t - s);
-    w.partitions++;
-    this.since[worker] = null;
+    if (w) w.partitions++;
   }
 
-  /** Busy including running intervals (pipeline off), at engine clock `now`. */
-  pipelineOffBusy(worker: number, now: number): number {
+  /** Busy including the running stretch, at engine clock `now`. */
+  busyAt(worker: number, now: number): number {
     const w = this.workers[worker];
     const s = this.since[worker];
     return (w?.busy_ns ?? 0) + (s === null || s === undefined ? 0 : Math.max(0, now - s));

@@ -15,7 +15,7 @@
  *  - status.rs: PoSt never registered (not in pipelines, workers never proving for it).
  */
 import { OUTCOME_COMPLETED } from '../../src/engine/kinds';
-import { POREP, SNAP, WINPOST, WPOST, rig } from './render-rig';
+import { POREP, SNAP, WINPOST, WPOST, at, rig } from './render-rig';
 
 describe('partitioned success (split prove, the default)', () => {
   test('TIMELINE line sequence, GPU_START at the pickup, none at the lock acquire; gpu_ms = hand-off to end', () => {
@@ -81,6 +81,7 @@ describe('partitioned success (split prove, the default)', () => {
     // Ledger: what pickup→end intervals and SYNTH_ENDs give, in ns.
     expect(r.ledger.kinds[SNAP]).toMatchObject({ parts_completed: 2, gpu_ns: 18_000_000, synth_ns: 18_700_000, synth_parts: 2, gpu_unended_parts: 0 });
     expect(r.ledger.workers.map((w) => w.partitions)).toEqual([1, 1]);
+    expect([r.ledger.busyAt(0, at(40)), r.ledger.busyAt(1, at(40))]).toEqual([7_900_000, 10_100_000]);
   });
 
   test("GetStatus: the finalizer clears current_job unconditionally (the worker already on its next partition reads idle); the owner-only fix keeps it", () => {
