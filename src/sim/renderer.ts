@@ -45,8 +45,11 @@ import {
   readU64,
 } from '../engine/event-layout';
 import { OUTCOME_CANCELLED, OUTCOME_COMPLETED, PART_DONE, PART_FAILED, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING, PROOF_KINDS } from '../engine/kinds';
-import { failedAnswer, JobAnswer, JobTracker } from './job-tracker';
-import { EngineJob, RequestRegistry, WINDOW_POST, isMonolithicKind } from './requests';
+import { failedAnswer, JobTracker } from './job-tracker';
+import { RequestRegistry, WINDOW_POST, isMonolithicKind } from './requests';
+import { ENGINE_TARGET, ms, RJob, UpstreamResults } from './results';
+
+const NS = 1e9;
 import type { StatusTracker } from './status-tracker';
 import type { TimelineWriter } from './timeline-writer';
 import type { UpstreamLedger } from './upstream-ledger';
@@ -90,31 +93,12 @@ const R_FINAL = 4;
 /** Engine runs it, upstream would not (skipped): nothing more is rendered for it. */
 const R_SUPPRESSED = 5;
 
-interface RJob {
-  handle: number;
-  job: EngineJob;
-  id: string;
-  kind: number;
-  mono: boolean;
-  parts: Uint8Array;
-  synthStart: Float64Array;
-  synthNs: Float64Array;
-  /** Partitioned: process_batch's job_seq (the GPU queue key's first half); monolithic: 0. */
-  seq: number;
-  cancelled: boolean;
-  /** Pipeline off: the job's GPU time (answer timings). */
-  gpuTotal: number;
-}
-
 interface SkipItem {
   id: string;
   part: number;
   seq: number;
 }
 
-const NS = 1e9;
-const ms = (ns: number): number => Math.max(0, Math.floor(ns / 1e6));
-const ENGINE_TARGET = 'cuzk_core::engine';
 
 export class UpstreamRenderer {
   /** Sequence number of the last event seen; sequence gaps (ring overflow: rendering incomplete). */
@@ -138,10 +122,13 @@ export class UpstreamRenderer {
    */
   private zeroKey: { r: RJob; p: number } | null = null;
 
+  private readonly results: UpstreamResults;
+
   constructor(
     private readonly o: RendererOptions,
     private readonly d: RendererDeps,
   ) {
+    this.results = new UpstreamResults(d, o.showsPost, (r) => this.bug(r) === 'clobber');
     this.free = o.workerGpus.map(() => true);
     this.shows = o.workerGpus.map(() => null);
   }
@@ -357,110 +344,9 @@ export class UpstreamRenderer {
     }
     this.d.jobs.clearCurrent(worker, r.handle, r.mono ? -1 : p);
     if (discard && r.mono) this.d.ledger.count('results_discarded');
-    else if (r.mono) this.monoResult(r, worker, gpuNs, t);
-    else this.partitionResult(r, p, worker, gpuNs, t, discard);
+    else if (r.mono) this.results.monoResult(r, worker, gpuNs, t);
+    else this.results.partitionResult(r, p, worker, gpuNs, t, discard);
     if (!this.o.splitProve) this.workerFree(worker, t);
-  }
-
-  /** engine.rs process_partition_result, `Ok(Ok(..))` arm. */
-  private bug(r: RJob): 'clobber' | 'skip' | null {
-    const b = this.o.statusBug;
-    return b && b.kind === r.kind ? b.mode : null;
-  }
-
-  private partitionResult(r: RJob, p: number, worker: number, gpuNs: number, t: number, discard: boolean): void {
-    const J = this.d.jobs;
-    this.d.status.partitionGpuEnd(r.id, p, worker, t, this.bug(r) === 'clobber');
-    const a = J.assemblers.get(r.id);
-    if (!a || a.failed || discard) {
-      this.d.ledger.count('results_discarded');
-      return;
-    }
-    if (p >= a.total || a.filled[p]) {
-      // ProofAssembler::insert asserts "partition already inserted": the finalizer task panics.
-      this.d.ledger.count('assembler_panics');
-      return;
-    }
-    a.filled[p] = 1;
-    a.nFilled++;
-    a.synthNs += r.synthNs[p];
-    a.gpuNs += gpuNs;
-    if (a.nFilled < a.total) return;
-    J.assemblers.delete(r.id);
-    const kindName = PROOF_KINDS[a.kind] ?? 'unknown';
-    const total = t - a.submittedAt;
-    this.d.timeline?.tracing(t, 'INFO', ENGINE_TARGET, 'Phase 7: all partitions complete, proof assembled', [['job_id', r.id], ['total_ms', ms(total)]]);
-    const req = r.job.requests[0];
-    if (a.kind === 0 && !this.d.selfCheck(r.handle)) {
-      this.d.ledger.count('self_check_failures');
-      J.recordFailure(a.kind);
-      this.d.status.jobCompleted(r.id, kindName, false, t);
-      J.deliver(r.id, failedAnswer(r.id, `PoRep proof self-check failed: assembled proof did not verify (sector=${req.sectorNumber}, miner=${req.minerId})`));
-      return;
-    }
-    J.recordCompletion(a.kind, total / NS);
-    this.d.status.jobCompleted(r.id, kindName, true, t);
-    J.deliver(r.id, this.completedAnswer(r.id, r.handle, a.synthNs, a.gpuNs, total, t - a.startTime));
-  }
-
-  private completedAnswer(id: string, handle: number, synthNs: number, gpuNs: number, totalNs: number, provingNs: number): JobAnswer {
-    return {
-      job_id: id,
-      status: 'COMPLETED',
-      proof: this.d.proofBytes(handle),
-      error_message: '',
-      queue_wait_ms: ms(totalNs - provingNs),
-      srs_load_ms: 0,
-      synthesis_ms: ms(synthNs),
-      gpu_compute_ms: ms(gpuNs),
-      total_ms: ms(totalNs),
-    };
-  }
-
-  /** engine.rs process_monolithic_result, success arms (single, batched). */
-  private monoResult(r: RJob, worker: number, gpuNs: number, t: number): void {
-    const J = this.d.jobs;
-    const synth = r.synthNs[0];
-    const reqs = r.job.requests;
-    if (this.o.showsPost) {
-      this.d.status.partitionGpuEnd(r.id, 0, worker, t);
-      this.d.status.jobCompleted(r.id, PROOF_KINDS[r.kind] ?? 'unknown', true, t);
-    }
-    if (reqs.length > 1 && r.kind !== 0) {
-      // split_batched_proofs with no sector boundaries: "proof bytes length mismatch".
-      this.d.ledger.count('batch_split_failures');
-      for (const q of reqs) {
-        J.recordFailure(r.kind);
-        J.deliver(q.id, failedAnswer(q.id, `proof split failed: proof bytes length mismatch: got ${192 * r.parts.length}, expected 0 (0 partitions × 192 bytes)`));
-      }
-      return;
-    }
-    const passed = r.kind !== 0 || this.d.selfCheck(r.handle);
-    for (const q of reqs) {
-      const total = t - q.submittedAt;
-      if (!passed) {
-        this.d.ledger.count('self_check_failures');
-        J.recordFailure(r.kind);
-        J.deliver(q.id, failedAnswer(q.id, 'PoRep proof self-check failed: pipeline single-sector proof did not verify'));
-        continue;
-      }
-      J.recordCompletion(r.kind, total / NS);
-      J.deliver(q.id, this.completedAnswer(q.id, r.handle, synth, gpuNs, total, synth + gpuNs));
-    }
-  }
-
-  /** Fails every request of the job (record_failure each) unless already failed (partitioned). */
-  private failJob(r: RJob, message: string): void {
-    const J = this.d.jobs;
-    if (!r.mono) {
-      const a = J.assemblers.get(r.id);
-      if (!a || a.failed) return;
-      a.failed = true;
-    }
-    for (const q of r.job.requests) {
-      J.recordFailure(r.kind);
-      J.deliver(q.id, failedAnswer(q.id, message));
-    }
   }
 
   private gpuFailed(r: RJob, p: number, worker: number, gpuNs: number, t: number): void {
@@ -491,11 +377,11 @@ export class UpstreamRenderer {
     J.clearCurrent(worker, r.handle, r.mono ? -1 : p);
     if (r.mono) {
       tl?.tracing(t, 'ERROR', ENGINE_TARGET, 'GPU proving failed', [['error', 'GPU prove finish failed: injected fault']]);
-      this.failJob(r, 'GPU prove finish failed: injected fault');
+      this.results.failJob(r, 'GPU prove finish failed: injected fault');
     } else {
       this.d.status.partitionGpuEnd(r.id, p, worker, t);
       tl?.tracing(t, 'ERROR', ENGINE_TARGET, 'partition GPU proving failed', [['job_id', r.id], ['partition', p]]);
-      this.failJob(r, `partition ${p} GPU prove failed: GPU prove finish failed: injected fault`);
+      this.results.failJob(r, `partition ${p} GPU prove failed: GPU prove finish failed: injected fault`);
     }
     if (!this.o.splitProve) this.workerFree(worker, t);
   }
@@ -507,13 +393,13 @@ export class UpstreamRenderer {
     if (r.mono) {
       this.d.ledger.count('synth_failures_monolithic');
       tl?.tracing(t, 'ERROR', ENGINE_TARGET, 'synthesis failed', [['error', 'injected fault']]);
-      this.failJob(r, 'synthesis failed: injected fault');
+      this.results.failJob(r, 'synthesis failed: injected fault');
       return;
     }
     this.d.ledger.count('synth_failures_partitioned');
     this.d.status.partitionFailed(r.id, p); // no partition_synth_end: synth_active stays up
     tl?.tracing(t, 'ERROR', ENGINE_TARGET, 'partition synthesis failed', [['job_id', r.id], ['partition', p]]);
-    this.failJob(r, `partition ${p} synthesis failed: injected fault`);
+    this.results.failJob(r, `partition ${p} synthesis failed: injected fault`);
   }
 
   /** A sibling the engine abandoned (its job failed or was cancelled): upstream's path for it. */
@@ -550,6 +436,11 @@ export class UpstreamRenderer {
   }
 
   /** A worker is free: it pops the GPU queue; failed jobs' items are picked up and skipped. */
+  private bug(r: RJob): 'clobber' | 'skip' | null {
+    const b = this.o.statusBug;
+    return b && b.kind === r.kind ? b.mode : null;
+  }
+
   private workerFree(worker: number, t: number): void {
     if (worker >= this.free.length) return;
     this.free[worker] = true;
@@ -618,7 +509,7 @@ export class UpstreamRenderer {
       const q = r.job.requests[0];
       if (outcome === OUTCOME_COMPLETED) {
         J.recordCompletion(r.kind, (t - q.submittedAt) / NS);
-        J.deliver(q.id, this.completedAnswer(q.id, handle, r.synthNs[0], r.gpuTotal, t - q.submittedAt, r.synthNs[0] + r.gpuTotal));
+        J.deliver(q.id, this.results.completedAnswer(q.id, handle, r.synthNs[0], r.gpuTotal, t - q.submittedAt, r.synthNs[0] + r.gpuTotal));
       } else if (outcome === OUTCOME_CANCELLED || r.cancelled) {
         J.deliver(q.id, failedAnswer(q.id, '', 'CANCELLED'));
       } else {
