@@ -84,6 +84,7 @@ export function boxConfigFrom(o: Resolved): BoxConfig {
       statusExtensions: o['simulate.status-extensions'] as boolean,
       clearsOwnerOnly: o['simulate.grpc-clears-owner-only'] as boolean,
       statusBug,
+      queueCollisions: o['simulate.gpu-queue-collisions'] as boolean,
     },
     timelineFile: o['simulate.timeline-file'] as string,
     timeline: { tracing: o['simulate.tracing'] as boolean, tearRate: o['simulate.tear-rate'] as number, seed },

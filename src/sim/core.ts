@@ -41,6 +41,8 @@ export interface SimCoreOptions {
   clearsOwnerOnly: boolean;
   /** The engine's faults.status_bug_kind/mode, reproduced on /status (renderer.ts). */
   statusBug?: { kind: number; mode: 'clobber' | 'skip' } | null;
+  /** Upstream's GPU queue key collision (a job lost); default true. */
+  queueCollisions?: boolean;
 }
 
 export const DEFAULT_CORE_OPTIONS: SimCoreOptions = {
@@ -108,7 +110,7 @@ export class SimCore {
     this.status.registerWorkers(topo.workers.map((w) => [w.id, w.gpu] as const));
     this.ledger = new UpstreamLedger(this.workerGpus);
     this.renderer = new UpstreamRenderer(
-      { workerGpus: this.workerGpus, splitProve: o.splitProve, pipeline: o.pipeline, gpuFailure: o.gpuFailure, showsPost: o.statusShowsPost, statusBug: o.statusBug },
+      { workerGpus: this.workerGpus, splitProve: o.splitProve, pipeline: o.pipeline, gpuFailure: o.gpuFailure, showsPost: o.statusShowsPost, statusBug: o.statusBug, queueCollisions: o.queueCollisions },
       {
         timeline,
         status: this.status,

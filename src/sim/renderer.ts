@@ -69,6 +69,8 @@ export interface RendererOptions {
    * `skip`: the worker is never marked proving for that kind.
    */
   statusBug?: { kind: number; mode: 'clobber' | 'skip' } | null;
+  /** Reproduce the GPU queue's (0,0) key collision (upstream: always; default true). */
+  queueCollisions?: boolean;
 }
 
 export interface RendererDeps {
@@ -278,7 +280,7 @@ export class UpstreamRenderer {
     if (r.parts[p] !== R_SYNTH) return;
     r.parts[p] = R_QUEUED;
     r.synthNs[p] = synthNs;
-    if (r.seq === 0 && (r.mono ? 0 : p) === 0) this.queueZeroKey(r, p);
+    if (this.o.queueCollisions !== false && r.seq === 0 && (r.mono ? 0 : p) === 0) this.queueZeroKey(r, p);
     this.d.ledger.synth(r.kind, synthNs);
     const part = r.mono ? null : p;
     if (!r.mono || this.o.showsPost) this.d.status.partitionSynthEnd(r.id, r.mono ? 0 : p, t);

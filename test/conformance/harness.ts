@@ -107,6 +107,8 @@ export function baseFlags(sock: string, statusPort: number, timeline: string, en
     '--simulate.status-listen', `127.0.0.1:${statusPort}`,
     '--simulate.truth-listen', '127.0.0.1:0',
     '--simulate.timeline-file', timeline,
+    // Torn lines only where a row asks (row torn-lines): elsewhere they would blur what the row tests.
+    ...own('--simulate.tear-rate', '0'),
     '--log.level', 'warn',
   ];
 }

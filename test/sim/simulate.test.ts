@@ -264,6 +264,8 @@ describe('TIMELINE against the native counters', () => {
       timeline,
       '--simulate.tear-rate',
       '0',
+      '--simulate.gpu-queue-collisions', // concurrent PoSt may lose a job upstream (render-failures.test.ts)
+      'false',
     ]);
     expect(sim.statusUrl).toBeNull();
     const { rpc, close } = grpcClient(sim.grpcAddress);
