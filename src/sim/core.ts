@@ -19,7 +19,7 @@ import { CTR, NativeError, STATUS } from '../engine/abi';
 import { PROOF_KINDS } from '../engine/kinds';
 import type { NativeEngine } from '../engine/native-engine';
 import { BatchCollector } from './batch-collector';
-import { JobAnswer, JobTracker, Waiter } from './job-tracker';
+import { failedAnswer, JobAnswer, JobTracker, Waiter } from './job-tracker';
 import { cuzkMetricsText, METRIC_LABELS } from './metrics-text';
 import { GpuFailureMode, UpstreamRenderer } from './renderer';
 import { isMonolithicKind, RequestRegistry, SimRequest } from './requests';
@@ -134,7 +134,17 @@ export class SimCore {
         },
       },
     );
-    this.batcher = o.batchSize > 1 ? new BatchCollector({ maxBatchSize: o.batchSize, maxBatchWaitMs: o.batchWaitMs }, (reqs) => this.dispatch(reqs)) : null;
+    this.batcher =
+      o.batchSize > 1
+        ? new BatchCollector({ maxBatchSize: o.batchSize, maxBatchWaitMs: o.batchWaitMs }, (reqs) => {
+            try {
+              this.dispatch(reqs);
+            } catch (e) {
+              // The engine refused the batch (its queue_limit): its callers get the refusal.
+              for (const q of reqs) this.jobs.deliver(q.id, failedAnswer(q.id, (e as Error).message));
+            }
+          })
+        : null;
   }
 
   /** Becomes the engine's single event observer; events already pending are drained through it. */
@@ -178,9 +188,14 @@ export class SimCore {
       submittedAt: this.engine.nowNs(),
     };
     const position = this.queuedByKind().reduce((a, b) => a + b, 0);
-    if (this.batcher) this.batcher.submit(req);
-    else this.dispatch([req], input.priority);
-    this.jobs.addWaiter(id, waiter);
+    if (this.batcher) {
+      // Accepted now; the engine sees it when its batch flushes (a refusal then fails it).
+      this.jobs.addWaiter(id, waiter);
+      this.batcher.submit(req);
+    } else {
+      this.dispatch([req], input.priority);
+      this.jobs.addWaiter(id, waiter);
+    }
     return { jobId: id, position };
   }
 
