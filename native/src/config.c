@@ -35,6 +35,7 @@ void config_defaults(engine_config *cfg) {
   cfg->finalize_passes = CFG_DEFAULT_FINALIZE_PASSES;
   cfg->seed = 1;
   cfg->faults.seed = 1;
+  cfg->faults.fail_aborts_job = 1;
   cfg->faults.status_bug_kind = -1;
   cfg->faults.status_bug_mode = STATUS_BUG_CLOBBER;
 }
@@ -47,7 +48,7 @@ typedef struct ctx {
 } ctx;
 
 static int bad(ctx *c, const char *key, const char *fmt, const char *detail) {
-  char msg[160];
+  char msg[256];
   snprintf(msg, sizeof msg, fmt, detail);
   err_set(c->err, c->errlen, "config: key \"%s\": %s", key, msg);
   return CUZK_EINVAL;
@@ -159,6 +160,11 @@ static int parse_faults(ctx *c, const json_value *v, engine_config *cfg) {
       r = cfg_double(c, key, x, 0, 1, 0, &cfg->faults.fail_partition_rate);
     } else if (strcmp(m->key, "seed") == 0) {
       r = cfg_uint(c, key, x, 0, INT64_MAX, &cfg->faults.seed);
+    } else if (strcmp(m->key, "fail_synthesis_nth") == 0) {
+      r = cfg_uint(c, key, x, 0, INT64_MAX, &cfg->faults.fail_synthesis_nth);
+    } else if (strcmp(m->key, "fail_aborts_job") == 0) {
+      if (x->type != JSON_BOOL) return bad(c, key, "must be true or false, not %s", json_type_name(x->type));
+      cfg->faults.fail_aborts_job = x->boolean;
     } else if (strcmp(m->key, "corrupt_proof_nth") == 0) {
       r = cfg_uint(c, key, x, 0, INT64_MAX, &cfg->faults.corrupt_proof_nth);
     } else if (strcmp(m->key, "status_bug_kind") == 0) {
@@ -181,8 +187,8 @@ static int parse_faults(ctx *c, const json_value *v, engine_config *cfg) {
       else return bad(c, key, "unknown mode (expected %s)", "\"clobber\" or \"skip\"");
     } else {
       return bad(c, key, "unknown key (expected %s)",
-                 "fail_partition_nth, fail_partition_rate, seed, corrupt_proof_nth, "
-                 "status_bug_kind or status_bug_mode");
+                 "fail_partition_nth, fail_partition_rate, fail_synthesis_nth, fail_aborts_job, "
+                 "seed, corrupt_proof_nth, status_bug_kind or status_bug_mode");
     }
   }
   return r;

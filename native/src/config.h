@@ -52,6 +52,8 @@ typedef struct engine_config {
     double fail_partition_rate;
     uint64_t seed;
     uint64_t corrupt_proof_nth;
+    uint64_t fail_synthesis_nth; /* the n-th partition synthesis fails */
+    int fail_aborts_job;         /* a failed partition aborts its job (default 1) */
     int status_bug_kind; /* -1 = off */
     int status_bug_mode; /* enum status_bug_mode */
   } faults;

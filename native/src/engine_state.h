@@ -39,6 +39,7 @@ typedef struct partition { /* all [mu] */
   uint8_t synth_started;  /* synth_start valid */
   uint8_t gpu_started;    /* gpu_start valid */
   uint8_t inject_fail;    /* fault injector chose this partition at hand-off */
+  uint8_t inject_synth_fail; /* fault injector chose its synthesis (fail_synthesis_nth) */
   uint8_t gpu;            /* GPU ordinal that owns/owned its GPU stage, NO_GPU */
   uint16_t worker;        /* global worker id, NO_WORKER */
   uint64_t synth_start, synth_ns;
@@ -176,6 +177,7 @@ struct cuzk_engine {
   kind_counters kc[CUZK_KIND_COUNT];
   kind_alloc alloc[CUZK_KIND_COUNT];
   uint64_t gpu_stage_count;   /* partitions handed to a worker so far (fault nth) */
+  uint64_t synth_count;       /* partition syntheses started so far (fault synth nth) */
   uint64_t completed_proofs;  /* fault corrupt nth */
   prng sim_rng, fault_rng;
   jsonw status_buf;           /* reused snapshot buffer */

@@ -127,6 +127,8 @@ void sched_start_synthesis(cuzk_engine *e, job *j, uint32_t idx, uint64_t now) {
   p->state = CUZK_PART_SYNTHESIZING;
   p->synth_started = 1;
   p->synth_start = now;
+  e->synth_count++;
+  p->inject_synth_fail = e->cfg.faults.fail_synthesis_nth && e->synth_count == e->cfg.faults.fail_synthesis_nth;
   j->n_pending--;
   e->alloc[j->kind].used = 1;
   e->alloc[j->kind].log2n = j->log2n;
@@ -162,6 +164,12 @@ void sched_finish_synthesis(cuzk_engine *e, job *j, uint32_t idx, uint64_t now,
   if (outcome == SYNTH_OOM && !aborted) {
     partition_fail(e, j, idx, now, 0, 0);
     sched_abort_job(e, j, now, 0, idx, "out of memory allocating the witness");
+  } else if (outcome == SYNTH_INJECTED && !aborted) {
+    char reason[96];
+    snprintf(reason, sizeof reason, "injected fault (faults.fail_synthesis_nth = %llu)",
+             (unsigned long long)e->cfg.faults.fail_synthesis_nth);
+    partition_fail(e, j, idx, now, 0, 0);
+    sched_abort_job(e, j, now, 0, idx, reason);
   } else {
     partition_fail(e, j, idx, now, 1, 0);
   }
@@ -258,6 +266,16 @@ void sched_takeback(cuzk_engine *e, worker *w, job *j, uint32_t idx, uint64_t no
     e->kc[j->kind].parts_completed++;
     emit(e, CUZK_EV_PARTITION, now, j->handle, d, idx, k8(j), p->gpu, p->worker, 0,
          CUZK_PART_DONE);
+  } else if (outcome == GPU_FAILED && !atomic_load(&j->abort) && !e->cfg.faults.fail_aborts_job) {
+    /* fault option: the job fails but its other partitions go on (cuzk's gpu_prove_start
+     * failure does not mark the job failed); the first failure names the partition */
+    partition_fail(e, j, idx, now, 0, d);
+    if (!j->failing) {
+      j->failing = 1;
+      j->failed_partition = idx;
+      snprintf(j->error, sizeof j->error, "partition %u failed: %s", idx,
+               reason ? reason : "GPU stage failed");
+    }
   } else if (outcome == GPU_FAILED && !atomic_load(&j->abort)) {
     partition_fail(e, j, idx, now, 0, d);
     sched_abort_job(e, j, now, 0, idx, reason ? reason : "GPU stage failed");

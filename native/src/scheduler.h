@@ -6,7 +6,7 @@
 
 #include "engine_state.h"
 
-typedef enum synth_outcome { SYNTH_OK, SYNTH_ABANDONED, SYNTH_OOM } synth_outcome;
+typedef enum synth_outcome { SYNTH_OK, SYNTH_ABANDONED, SYNTH_OOM, SYNTH_INJECTED } synth_outcome;
 typedef enum gpu_outcome { GPU_OK, GPU_FAILED, GPU_ABANDONED } gpu_outcome;
 
 /* Partition flag in CUZK_EV_PARTITION events: failed because its job was cancelled or

@@ -28,6 +28,7 @@ void *synth_thread_main(void *arg) {
     const unsigned log2n = j->log2n;
     const int sim = e->cfg.backend == BACKEND_SIM;
     const uint64_t sim_ns = sim ? sim_draw_ns(e, j->kind, SIM_STAGE_SYNTH) : 0;
+    const int inject = j->parts[idx].inject_synth_fail;
     state_unlock(e);
 
     synth_outcome outcome = SYNTH_OK;
@@ -42,6 +43,11 @@ void *synth_thread_main(void *arg) {
         outcome = SYNTH_ABANDONED;
     }
 
+    if (inject && outcome == SYNTH_OK) { /* the synthesis ran, then failed */
+      outcome = SYNTH_INJECTED;
+      free(wit);
+      wit = NULL;
+    }
     state_lock(e);
     sched_finish_synthesis(e, j, idx, mono_ns(), outcome, wit);
   }

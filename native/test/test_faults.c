@@ -100,3 +100,78 @@ void test_memory_budget_waits_and_is_never_exceeded(void) {
             k, (unsigned long long)max_used);
   close_engine(&e);
 }
+
+/* faults.fail_synthesis_nth: the n-th synthesis fails its partition (not abandoned, no
+ * worker) and aborts the job; the other partitions are abandoned; the next job is fine. */
+void test_fault_fail_synthesis_nth(void) {
+  char cfg[256];
+  snprintf(cfg, sizeof cfg,
+           "{\"gpus\":1,\"workers_per_gpu\":2,\"synthesis_concurrency\":1,"
+           "\"faults\":{\"fail_synthesis_nth\":2},\"sizes\":{\"snap-update\":%u}}", tsize(10, 7));
+  cuzk_engine *e = open_engine(cfg);
+  uint64_t j = submit_job(e, CUZK_KIND_SNAP_UPDATE, -1, 4, 0, "snap-1000-7");
+  cuzk_proof_result r = await_job(e, j);
+  CHECK(r.outcome == CUZK_OUTCOME_FAILED && r.failed_partition == 1, "outcome %u partition %u",
+        r.outcome, r.failed_partition);
+  CHECK(strstr(r.error, "partition 1 failed") && strstr(r.error, "fail_synthesis_nth = 2"), "error: %s",
+        r.error);
+  event_log log = {0};
+  drain_all(e, &log);
+  int own = 0, abandoned = 0;
+  for (size_t i = 0; i < log.n; i++) {
+    const cuzk_event *ev = &log.ev[i];
+    if (ev->type != CUZK_EV_PARTITION || ev->job != j || ev->aux != CUZK_PART_FAILED) continue;
+    if (ev->flags & CUZK_EVF_ABANDONED) abandoned++;
+    else {
+      own++;
+      CHECK(ev->partition == 1 && ev->worker == 0xffff, "synthesis failure: no worker");
+    }
+  }
+  CHECK(own == 1 && abandoned >= 1, "one own failure (%d), abandoned siblings (%d)", own, abandoned);
+  event_log_free(&log);
+  uint32_t words;
+  uint64_t *c = read_counters(e, &words);
+  const uint64_t *kc = c + CUZK_CTR_HDR_WORDS + CUZK_KIND_SNAP_UPDATE * CUZK_CTR_KIND_WORDS;
+  CHECK(kc[CUZK_CTRK_PARTS_FAILED] == 1 && kc[CUZK_CTRK_PROOFS_FAILED] == 1, "counters");
+  CHECK(c[CUZK_CTR_MEM_USED] == 0, "memory released");
+  free(c);
+  j = submit_job(e, CUZK_KIND_SNAP_UPDATE, -1, 4, 0, NULL);
+  CHECK(await_job(e, j).outcome == CUZK_OUTCOME_COMPLETED && verify_job(e, j) == 1, "next job");
+  close_engine(&e);
+}
+
+/* faults.fail_aborts_job = false: the failed partition fails its job, but its siblings run
+ * to the end (none abandoned) and the job ends failed when they are all done. */
+void test_fault_fail_without_abort(void) {
+  char cfg[256];
+  snprintf(cfg, sizeof cfg,
+           "{\"gpus\":1,\"workers_per_gpu\":2,\"faults\":{\"fail_partition_nth\":2,"
+           "\"fail_aborts_job\":false},\"sizes\":{\"porep-c2\":%u}}", tsize(10, 7));
+  cuzk_engine *e = open_engine(cfg);
+  uint64_t j = submit_job(e, CUZK_KIND_POREP_C2, -1, 6, 0, "porep-1000-9");
+  cuzk_proof_result r = await_job(e, j);
+  CHECK(r.outcome == CUZK_OUTCOME_FAILED && r.failed_partition < 6, "outcome %u", r.outcome);
+  CHECK(strstr(r.error, "fail_partition_nth"), "error: %s", r.error);
+  event_log log = {0};
+  drain_all(e, &log);
+  int done = 0, failed = 0, abandoned = 0;
+  for (size_t i = 0; i < log.n; i++) {
+    const cuzk_event *ev = &log.ev[i];
+    if (ev->type != CUZK_EV_PARTITION || ev->job != j) continue;
+    if (ev->aux == CUZK_PART_DONE) done++;
+    if (ev->aux == CUZK_PART_FAILED) (ev->flags & CUZK_EVF_ABANDONED) ? abandoned++ : failed++;
+  }
+  CHECK(done == 5 && failed == 1 && abandoned == 0, "done %d failed %d abandoned %d", done, failed,
+        abandoned);
+  event_log_free(&log);
+  uint32_t n;
+  CHECK_RC(cuzk_proof_copy(e, j, NULL, 0, &n, ERR), CUZK_EINVAL);
+  uint32_t words;
+  uint64_t *c = read_counters(e, &words);
+  const uint64_t *kc = c + CUZK_CTR_HDR_WORDS;
+  CHECK(kc[CUZK_CTRK_PARTS_FAILED] == 1 && kc[CUZK_CTRK_PARTS_COMPLETED] == 5 &&
+            kc[CUZK_CTRK_PROOFS_FAILED] == 1 && kc[CUZK_CTRK_PROOFS_COMPLETED] == 0,
+        "counters");
+  free(c);
+  close_engine(&e);
+}

@@ -1,26 +1,32 @@
 /**
- * `cuzk-exporter simulate`: a cuzk-compatible daemon for tests and demos. It runs the
- * reference engine with a workload (as `run` does) behind cuzk's three surfaces, each with
- * cuzk's behaviour by default, blind spots included, each switchable:
- *  - gRPC cuzk.v1.ProvingEngine (--simulate.grpc-listen; GetStatus's unconditional
- *    current_job clear: --simulate.grpc-clears-owner-only fixes it);
- *  - GET /status (--simulate.status-listen; PoSt invisible: --simulate.status-shows-post);
- *  - TIMELINE lines (--simulate.timeline-file, standard error by default).
- * The ground truth — the engine's native counters — is on --simulate.truth-listen
- * (GET /truth) and/or --simulate.truth-file (SIGUSR2 and at exit).
+ * `cuzk-exporter simulate`: a cuzk daemon as upstream cuzk (curio e0294b0f) behaves, for tests
+ * and demos. The reference engine proves (it is the truth of what ran); the upstream renderer
+ * (src/sim/renderer.ts) shows it on cuzk's three surfaces as upstream's code would, blind
+ * spots, leaks and races included (docs/upstream-conformance.md):
+ *  - gRPC cuzk.v1.ProvingEngine (--simulate.grpc-listen);
+ *  - GET /status (--simulate.status-listen);
+ *  - TIMELINE lines amid ANSI tracing lines (--simulate.timeline-file, standard error by default).
+ * Configurations as upstream's: --simulate.split-prove, --simulate.pipeline,
+ * --simulate.batch-size/--simulate.batch-wait; failure paths: --simulate.gpu-failure and the
+ * fault flags. Our fixes of upstream's quirks stay switchable (--simulate.status-shows-post,
+ * --simulate.grpc-clears-owner-only, --simulate.status-extensions, --simulate.cancel).
+ * The ground truth — the engine's native counters and `upstream`, what upstream's own
+ * accounting makes of them — is on --simulate.truth-listen (GET /truth) and/or
+ * --simulate.truth-file (SIGUSR2 and at exit). --simulate.boxes N or --simulate.fleet-file
+ * runs several boxes in one process (src/sim/fleet.ts).
  */
 import { parseListenAddress } from '../exporter/server';
-import { Workload } from '../engine/workload';
+import { PROOF_KINDS } from '../engine/kinds';
+import { parseMix } from '../engine/workload';
 import type { Logger } from '../util/logger';
-import { parseGrpcAddress, RunningGrpcServer, startGrpcServer } from '../sim/grpc-server';
-import { GrpcWorkerView } from '../sim/worker-view';
-import { SimObserver } from '../sim/observer';
-import { cuzkStatusView, RunningStatusListener, startStatusListener } from '../sim/status-server';
-import { openTimelineSink, TimelineWriter } from '../sim/timeline-writer';
-import { decodeCounters, readTruth, RunningTruthServer, startTruthServer, writeTruthFile } from '../sim/truth';
-import { openWorkloadEngine } from './open-workload';
+import { BoxConfig, EngineOpenError, RunningBox, startBox } from '../sim/box';
+import { parseGrpcAddress } from '../sim/grpc-server';
+import { writeTruthFile } from '../sim/truth';
+import { checkMemoryBudget, kindsToRun } from './budget-check';
+import { engineConfigFrom } from './engine-config';
 import { Resolved, UsageError } from './options';
 import { untilSignal } from './serve';
+import { fleetConfigs, runFleet } from '../sim/fleet';
 
 function listenFlag(o: Resolved, flag: string): { host?: string; port: number } | null {
   const v = o[flag] as string | undefined;
@@ -32,119 +38,133 @@ function listenFlag(o: Resolved, flag: string): { host?: string; port: number } 
   }
 }
 
-export async function simulateCommand(o: Resolved, log: Logger): Promise<number> {
-  // Every flag is checked before anything starts.
+/** The box the flags describe (every flag checked before anything starts). */
+export function boxConfigFrom(o: Resolved): BoxConfig {
   try {
     parseGrpcAddress(o['simulate.grpc-listen'] as string);
   } catch (e) {
     throw new UsageError(`--simulate.grpc-listen ${(e as Error).message}`);
   }
-  const statusAddr = listenFlag(o, 'simulate.status-listen');
-  const truthAddr = listenFlag(o, 'simulate.truth-listen');
-  const opened = await openWorkloadEngine(o, log, 'FAULT INJECTION is on: the daemon shows injected failures');
-  if (!opened) return 0; // --config.check
-  const { mix, engine } = opened;
-
-  const topology = engine.model.topology;
-  const nWorkers = topology.workers.length;
-  const startNs = decodeCounters(engine.readCounters().words).start_ns;
-  const timelineSpec = o['simulate.timeline-file'] as string;
-  let timeline: TimelineWriter | null = null;
+  let mix;
   try {
-    const sink = openTimelineSink(timelineSpec);
-    if (sink) timeline = new TimelineWriter(sink, startNs, nWorkers);
+    mix = parseMix(o['workload.mix'] as string);
   } catch (e) {
-    await engine.close();
-    throw new UsageError(`--simulate.timeline-file ${timelineSpec}: ${(e as Error).message}`);
+    throw new UsageError(`--workload.mix: ${(e as Error).message}`);
   }
-  const workers = new GrpcWorkerView(nWorkers, o['simulate.grpc-clears-owner-only'] as boolean);
-  const observer = new SimObserver(engine, workers, timeline);
-  observer.install();
-  // Events before the hook (none on a fresh engine) are drained now, through it.
-  engine.refresh();
-
-  const viewOpts = { showsPost: o['simulate.status-shows-post'] as boolean, extensions: o['simulate.status-extensions'] as boolean };
-  const truthFile = o['simulate.truth-file'] as string | undefined;
-  let grpcServer: RunningGrpcServer | null = null;
-  let statusListener: RunningStatusListener | null = null;
-  let truthServer: RunningTruthServer | null = null;
-  const stopAll = async () => {
-    await grpcServer?.close();
-    await statusListener?.close();
-    await truthServer?.close();
+  const pipeline = o['simulate.pipeline'] as boolean;
+  const split = (o['simulate.split-prove'] as boolean) && (o['engine.split-proving'] as boolean);
+  const gpuFailure = o['simulate.gpu-failure'] as 'finish' | 'start';
+  const engine = engineConfigFrom(o);
+  engine.split_proving = split;
+  if (!pipeline) {
+    // engine.rs start: "monolithic mode: one worker per GPU".
+    if ((o['engine.workers-per-gpu'] as number) > 1 && engine.workers_per_gpu !== 1) engine.workers_per_gpu = 1;
+  }
+  const faults = { ...((engine.faults as Record<string, unknown> | undefined) ?? {}) };
+  if (gpuFailure === 'start') faults.fail_aborts_job = false;
+  if (o['fault.fail-synthesis-nth'] !== undefined) faults.fail_synthesis_nth = o['fault.fail-synthesis-nth'];
+  if (Object.keys(faults).length > 0) engine.faults = faults;
+  checkMemoryBudget(engine, kindsToRun(o));
+  const seed = o['simulate.seed'] as number;
+  const bugKind = typeof faults.status_bug_kind === 'string' ? PROOF_KINDS.indexOf(faults.status_bug_kind as (typeof PROOF_KINDS)[number]) : -1;
+  const statusBug = bugKind >= 0 ? { kind: bugKind, mode: (faults.status_bug_mode === 'skip' ? 'skip' : 'clobber') as 'clobber' | 'skip' } : null;
+  return {
+    name: 'cuzk',
+    engine,
+    library: o['engine.library'] as string | undefined,
+    core: {
+      splitProve: split,
+      pipeline,
+      gpuFailure,
+      batchSize: o['simulate.batch-size'] as number,
+      batchWaitMs: (o['simulate.batch-wait'] as number) * 1000,
+      realCancel: o['simulate.cancel'] as boolean,
+      selfCheck: o['simulate.self-check'] as boolean,
+      statusShowsPost: o['simulate.status-shows-post'] as boolean,
+      statusExtensions: o['simulate.status-extensions'] as boolean,
+      clearsOwnerOnly: o['simulate.grpc-clears-owner-only'] as boolean,
+      statusBug,
+      queueCollisions: o['simulate.gpu-queue-collisions'] as boolean,
+    },
+    timelineFile: o['simulate.timeline-file'] as string,
+    timeline: { tracing: o['simulate.tracing'] as boolean, tearRate: o['simulate.tear-rate'] as number, seed },
+    grpcListen: o['simulate.grpc-listen'] as string,
+    statusListen: listenFlag(o, 'simulate.status-listen'),
+    truthListen: listenFlag(o, 'simulate.truth-listen'),
+    truthFile: o['simulate.truth-file'] as string | undefined,
+    workload: {
+      mix,
+      concurrency: o['workload.concurrency'] as number,
+      count: o['workload.count'] as number,
+      retries: o['simulate.retries'] as number,
+      ids: o['simulate.request-ids'] as 'curio' | 'opaque',
+      seed,
+      minerId: 1000,
+    },
   };
-  try {
-    grpcServer = await startGrpcServer({
-      address: o['simulate.grpc-listen'] as string,
-      engine,
-      observer,
-      gpuNames: topology.gpus.map((g) => g.name),
-      workerGpus: topology.workers.map((w) => w.gpu),
-      log,
-    });
-    if (statusAddr) {
-      statusListener = await startStatusListener(statusAddr.host, statusAddr.port, () =>
-        JSON.stringify(cuzkStatusView(JSON.parse(engine.statusText()) as Record<string, unknown>, viewOpts)),
-      );
-    }
-    if (truthAddr) truthServer = await startTruthServer(truthAddr.host, truthAddr.port, () => readTruth(engine, observer));
-  } catch (e) {
-    await stopAll();
-    await engine.close();
-    timeline?.close();
-    throw new Error(`simulate: ${(e as Error).message}`);
-  }
+}
 
+function banner(b: RunningBox, cfg: BoxConfig): string {
+  const c = cfg.core;
+  const conf = [
+    c.pipeline ? null : 'pipeline off',
+    c.splitProve ? null : 'split prove off',
+    c.batchSize > 1 ? `batches of ${c.batchSize}` : null,
+    c.gpuFailure === 'start' ? 'GPU failures at gpu_prove_start' : null,
+  ].filter(Boolean);
+  return (
+    `cuzk-exporter simulate: a cuzk daemon as upstream's code behaves, on the reference prover (${b.engine.backend} backend, ${b.engine.model.topology.gpus.length} GPU(s), ${b.core.workerGpus.length} GPU workers${conf.length ? `; ${conf.join(', ')}` : ''})\n` +
+    `  grpc:     ${b.grpcAddress}${c.clearsOwnerOnly ? ' (current_job cleared by its owner only)' : ' (cuzk: current_job cleared by any partition end)'}\n` +
+    `  status:   ${b.statusUrl ?? 'off'}${b.statusUrl ? (c.statusShowsPost ? ' (PoSt shown)' : ' (cuzk: PoSt invisible)') : ''}\n` +
+    `  timeline: ${b.timeline}${cfg.timeline.tracing ? ` (with tracing lines, tear rate ${cfg.timeline.tearRate})` : ''}\n` +
+    `  truth:    ${b.truthUrl ?? 'off'}${cfg.truthFile ? ` (file ${cfg.truthFile} on SIGUSR2 and at exit)` : ''}\n`
+  );
+}
+
+export async function simulateCommand(o: Resolved, log: Logger): Promise<number> {
+  const fleet = fleetConfigs(o, boxConfigFrom);
+  if (fleet) {
+    if (o['config.check']) {
+      process.stdout.write(`configuration OK (${fleet.length} boxes)\n`);
+      return 0;
+    }
+    return runFleet(fleet, o, log);
+  }
+  const cfg = boxConfigFrom(o);
+  if (cfg.engine.faults) log.warn('FAULT INJECTION is on: the daemon shows injected failures', { faults: JSON.stringify(cfg.engine.faults) });
+  if (o['config.check']) {
+    const b = await startBoxOrUsage(cfg, log);
+    await b.stop(0);
+    process.stdout.write('configuration OK\n');
+    return 0;
+  }
+  const box = await startBoxOrUsage(cfg, log);
   const onUsr2 = () => {
-    if (!truthFile) return;
+    if (!cfg.truthFile) return;
     try {
-      writeTruthFile(truthFile, readTruth(engine, observer));
-      log.info('ground truth written', { file: truthFile });
+      writeTruthFile(cfg.truthFile, box.truth());
+      log.info('ground truth written', { file: cfg.truthFile });
     } catch (e) {
-      log.error('cannot write the ground truth', { file: truthFile, err: (e as Error).message });
+      log.error('cannot write the ground truth', { file: cfg.truthFile, err: (e as Error).message });
     }
   };
   process.on('SIGUSR2', onUsr2);
-
-  process.stdout.write(
-    `cuzk-exporter simulate: cuzk-compatible daemon on the reference prover (${engine.backend} backend, ${topology.gpus.length} GPU(s), ${nWorkers} GPU workers)\n` +
-      `  grpc:     ${grpcServer.address}${o['simulate.grpc-clears-owner-only'] ? ' (current_job cleared by its owner only)' : ' (cuzk: current_job cleared by any partition end)'}\n` +
-      `  status:   ${statusListener ? statusListener.url : 'off'}${statusListener ? (viewOpts.showsPost ? ' (PoSt shown)' : ' (cuzk: PoSt invisible)') : ''}\n` +
-      `  timeline: ${timeline ? (timelineSpec === '-' ? 'stderr' : timelineSpec) : 'off'}\n` +
-      `  truth:    ${truthServer ? truthServer.url : 'off'}${truthFile ? ` (file ${truthFile} on SIGUSR2 and at exit)` : ''}\n` +
-      `Press Ctrl-C to stop.\n`,
-  );
-
-  const concurrency = o['workload.concurrency'] as number;
-  const count = o['workload.count'] as number;
-  const workload = new Workload(engine, {
-    mix,
-    concurrency,
-    count,
-    onResult: (r) => log.debug('proof finished', { job_id: r.jobId, kind: r.kind, outcome: r.outcome, total_s: r.totalSeconds.toFixed(3) }),
-    onError: (e) => log.warn('submit failed', { err: e.message }),
-  });
-  if (concurrency > 0) {
-    void workload.run().then(() => {
-      if (count > 0) log.info('workload finished', { proofs: count });
-    });
-  }
-
+  process.stdout.write(banner(box, cfg) + 'Press Ctrl-C to stop.\n');
   const sig = await untilSignal(log);
   const graceMs = (o['shutdown.grace'] as number) * 1000;
-  log.info('shutting down', { signal: sig, in_flight: workload.running, grace_s: graceMs / 1000 });
-  const stopped = await workload.stop(graceMs);
+  log.info('shutting down', { signal: sig, in_flight: box.workload.running, grace_s: graceMs / 1000 });
   process.removeListener('SIGUSR2', onUsr2);
-  await stopAll();
-  if (truthFile) {
-    try {
-      writeTruthFile(truthFile, readTruth(engine, observer));
-    } catch (e) {
-      log.error('cannot write the ground truth', { file: truthFile, err: (e as Error).message });
-    }
-  }
-  await engine.close();
-  timeline?.close();
-  log.info('stopped', { finished: stopped.finished, cancelled: stopped.cancelled });
+  await box.stop(graceMs);
+  log.info('stopped', { finished: box.workload.finished, failed: box.workload.failed });
   return 0;
+}
+
+/** Starts a box; an engine that refuses its config is a usage error (one line, exit 2). */
+export async function startBoxOrUsage(cfg: BoxConfig, log: Logger): Promise<RunningBox> {
+  try {
+    return await startBox(cfg, log);
+  } catch (e) {
+    if (e instanceof EngineOpenError) throw new UsageError(`engine: ${e.message}`);
+    throw new Error(`simulate: ${(e as Error).message}`);
+  }
 }

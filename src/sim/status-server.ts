@@ -1,20 +1,14 @@
 /**
  * cuzk's `status_listen` endpoint for `simulate`: a raw HTTP/1.1 listener as in
  * cuzk-daemon main.rs (one read of the request, `GET /status` prefix match, one answer with
- * Content-Length and `Connection: close`, 404 otherwise), serving the reference engine's
- * snapshot turned into what cuzk's StatusTracker would show (cuzkStatusView).
- *
- * cuzk's blind spot, reproduced by default: only partitioned PoRep C2 and SnapDeals jobs are
- * registered with the tracker, so WindowPoSt/WinningPoSt jobs are absent from `pipelines`,
- * never mark a worker `proving` and are not in `counters` (nor in synthesis.active and the
- * partition buffers, which count the partitioned path). `queue_depth` stays the scheduler's
- * whole length, PoSt included, as in cuzk. A worker whose current partition is a PoSt job
- * is shown idle (cuzk would go on showing the partitioned job it ran before until that
- * one's end; both hide the PoSt).
+ * Content-Length and `Connection: close`, 404 otherwise). What it serves by default is the
+ * StatusTracker port's snapshot (core.ts statusJson). cuzkStatusView below is only for
+ * --simulate.status-extensions: the reference engine's own snapshot (engine truth, our
+ * additions kept), with PoSt removed unless --simulate.status-shows-post.
  */
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { MONOLITHIC_KINDS } from './observer';
+import { MONOLITHIC_KINDS } from './requests';
 
 export interface StatusViewOptions {
   /** Show PoSt jobs in pipelines, workers and counters (cuzk does not). */

@@ -1,13 +1,18 @@
 /**
- * Ground truth for tests of what cuzk's surfaces let an observer derive: the reference
- * engine's own native counters (cuzk_counters_read), in nanoseconds, as JSON — served on
+ * Ground truth for tests of what cuzk's surfaces let an observer derive, as JSON — served on
  * `--simulate.truth-listen` (GET /truth) and/or written to `--simulate.truth-file` on
- * SIGUSR2 and at exit.
+ * SIGUSR2 and at exit:
+ *  - the reference engine's own native counters (cuzk_counters_read), in nanoseconds
+ *    (`kinds`, `gpus`, `workers`): what ran;
+ *  - `upstream`: what upstream cuzk's own accounting and surfaces make of it (core.ts
+ *    upstreamTruth, upstream-ledger.ts): the figures to compare an attached observer with,
+ *    and a count of every rendering path taken (a test can tell its row happened).
  *
  * Every read drains the engine's pending events first, so the TIMELINE output (written
  * synchronously per drained batch) holds every line up to `observed.seq`. The totals are
  * complete for a comparison when `quiescent` is true: every event up to the counters'
- * `last_seq` was observed, no job is in flight, no partition is in the GPU stage.
+ * `last_seq` was rendered, no engine job is in flight, no skip waits for a worker, no batch
+ * is being collected.
  *
  * Field names follow the counter words of native/include/cuzk_engine.h (CTRK_GPU_NS ->
  * "gpu_ns", CTRW_BUSY_NS -> "busy_ns", …), so words the ABI adds appear by themselves.
@@ -18,7 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { CTR } from '../engine/abi';
 import { KIND_LABELS } from '../engine/kinds';
 import type { NativeEngine } from '../engine/native-engine';
-import type { SimObserver } from './observer';
+import type { SimCore } from './core';
 
 type Fields = Array<[string, number]>;
 /** Counter word fields of one block kind (prefix K_, G_ or W_ of CTR), as [json name, offset]. */
@@ -35,15 +40,16 @@ export interface Truth {
   last_seq: number;
   events_emitted: number;
   events_overwritten: number;
-  observed: { seq: number; gaps: number; jobs_in_flight: number; gpu_stage_partitions: number; timeline_lines: number };
+  observed: { seq: number; gaps: number; jobs_in_flight: number; pending_skips: number; timeline_lines: number };
   quiescent: boolean;
+  upstream: Record<string, unknown>;
   kinds: Record<string, Record<string, number>>;
   gpus: Array<Record<string, number>>;
   workers: Array<Record<string, number>>;
 }
 
 /** Decodes a counter read (NativeEngine.readCounters().words). */
-export function decodeCounters(words: Float64Array): Omit<Truth, 'observed' | 'quiescent'> {
+export function decodeCounters(words: Float64Array): Omit<Truth, 'observed' | 'quiescent' | 'upstream'> {
   const nKinds = words[CTR.KINDS];
   const nGpus = words[CTR.GPUS];
   const perGpu = words[CTR.WORKERS_PER_GPU];
@@ -85,20 +91,22 @@ export function decodeCounters(words: Float64Array): Omit<Truth, 'observed' | 'q
 }
 
 /** Drains pending events (so the TIMELINE is written up to here), then reads the counters. */
-export function readTruth(engine: NativeEngine, observer: SimObserver): Truth {
+export function readTruth(engine: NativeEngine, core: SimCore): Truth {
   engine.refresh();
   const c = decodeCounters(engine.readCounters().words);
+  const r = core.renderer;
   const observed = {
-    seq: observer.lastSeq,
-    gaps: observer.gaps,
-    jobs_in_flight: observer.jobsInFlight,
-    gpu_stage_partitions: observer.gpuStagePartitions,
-    timeline_lines: observer.timeline?.lines ?? 0,
+    seq: r.lastSeq,
+    gaps: r.gaps,
+    jobs_in_flight: r.liveJobs,
+    pending_skips: r.pendingSkips,
+    timeline_lines: core.timeline?.lines ?? 0,
   };
   return {
     ...c,
     observed,
-    quiescent: observed.seq === c.last_seq && observed.jobs_in_flight === 0 && observed.gpu_stage_partitions === 0,
+    quiescent: observed.seq === c.last_seq && core.settled,
+    upstream: core.upstreamTruth(),
   };
 }
 

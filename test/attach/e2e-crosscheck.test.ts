@@ -78,6 +78,7 @@ async function run(name: string, fault: string[]): Promise<{ disagreed: number; 
     '--simulate.status-listen', '127.0.0.1:0',
     '--simulate.truth-listen', '127.0.0.1:0',
     '--simulate.timeline-file', timeline,
+    '--simulate.tear-rate', '0', // torn lines: test/conformance
     ...fault,
   ]);
   const url = await startAttach(['--cuzk.status-url', sim.statusUrl!, '--cuzk.grpc-address', sim.grpcAddress, '--cuzk.timeline-file', timeline]);

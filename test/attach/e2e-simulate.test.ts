@@ -87,6 +87,8 @@ test('simulate → attach with all three surfaces: exact against the native coun
     '--simulate.status-listen', '127.0.0.1:0',
     '--simulate.truth-listen', '127.0.0.1:0',
     '--simulate.timeline-file', timeline,
+    '--simulate.tear-rate', '0', // torn lines: test/conformance
+    '--simulate.gpu-queue-collisions', 'false', // PoSt jobs lost to upstream's queue key: test/conformance
   ]);
   const all = await startAttach(['--cuzk.status-url', sim.statusUrl!, '--cuzk.grpc-address', `unix://${sock}`, '--cuzk.timeline-file', timeline]);
   const statusOnly = await startAttach(['--cuzk.status-url', sim.statusUrl!]);

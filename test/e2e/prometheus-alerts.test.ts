@@ -53,10 +53,9 @@ import { expandVariables, panelQueries, variableQueries, annotationQueries, type
 import { ALERTING_RULES, MISMATCH_WINDOW } from '../../dashboards/src/rules';
 import type { JsonObject } from '../../dashboards/src/builder';
 import { MergedAttachSource } from '../../src/engine/attach/merge';
-import { SimObserver } from '../../src/sim/observer';
+import { DEFAULT_CORE_OPTIONS, SimCore } from '../../src/sim/core';
 import { openTimelineSink, TimelineWriter } from '../../src/sim/timeline-writer';
 import { decodeCounters } from '../../src/sim/truth';
-import { GrpcWorkerView } from '../../src/sim/worker-view';
 import { startNativeExporter, type NativeExporter } from '../helpers/native-exporter';
 import {
   findBinary,
@@ -651,8 +650,9 @@ describeWithPrometheus('real Prometheus: /status and TIMELINE attached, the part
     const e = engine.engine;
     const sink = openTimelineSink(file);
     if (!sink) throw new Error('no TIMELINE sink');
-    timeline = new TimelineWriter(sink, decodeCounters(e.readCounters().words).start_ns, e.model.topology.workers.length);
-    new SimObserver(e, new GrpcWorkerView(e.model.topology.workers.length, true), timeline).install();
+    const startNs = decodeCounters(e.readCounters().words).start_ns;
+    timeline = new TimelineWriter(sink, startNs);
+    new SimCore(e, timeline, { ...DEFAULT_CORE_OPTIONS, clearsOwnerOnly: true }, startNs).install();
     source = new MergedAttachSource({
       statusUrl: `${engine.url}/status`,
       timelineFile: file,
