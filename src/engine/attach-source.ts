@@ -30,7 +30,7 @@ import type { MetricsSource } from './source';
 import { GpuInfo, StateModel, Topology } from './state-model';
 import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from './plausibility';
 import { CuzkStatus, validateStatus } from './status-schema';
-import { StaleStatus } from './attach/status-stale';
+import { StaleOptions, StaleStatus } from './attach/status-stale';
 import type { Logger } from '../util/logger';
 
 export interface AttachOptions {
@@ -41,6 +41,8 @@ export interface AttachOptions {
   timeoutMs: number;
   maxBodyBytes: number;
   logger: Logger;
+  /** Thresholds for what cuzk's /status never clears (attach/status-stale.ts). */
+  stale?: StaleOptions;
 }
 
 /** Error reasons (label values of cuzk_exporter_errors_total), fixed and bounded. */
@@ -258,7 +260,7 @@ export class AttachSource implements MetricsSource {
   private prevCancelled = new HighWater();
   private readonly gpuNames = new StickyGpuNames();
   /** What cuzk's /status never clears (failed jobs, stale workers), settled per snapshot. */
-  private readonly stale = new StaleStatus();
+  private readonly stale: StaleStatus;
   /** Proofs inferred failed from /status (cuzk counts only the PoRep self-check there), by kind slot. */
   readonly kInferredFailed = new Float64Array(KIND_SLOTS);
   private readonly kInferredSeen = new Float64Array(KIND_SLOTS);
@@ -275,6 +277,7 @@ export class AttachSource implements MetricsSource {
 
   constructor(private readonly opts: AttachOptions) {
     this.errors = opts.errors ?? this.model.errors;
+    this.stale = new StaleStatus(opts.stale);
     for (const r of ATTACH_ERRORS) this.errors.declare(r);
     this.model.up = false;
     this.model.setTopology({ gpus: [], workers: [], lockEvents: false }, hrNowNs());

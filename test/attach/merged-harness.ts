@@ -35,6 +35,8 @@ export interface MergedHarnessOptions {
   timelinePollMs?: number;
   skewToleranceMs?: number;
   start?: boolean;
+  /** Thresholds for what cuzk's /status never clears (attach/status-stale.ts). */
+  statusStale?: { minUnownedMs?: number; minOwnedMs?: number };
   /** TIMELINE surface options beyond the above (timeouts, clock lead). */
   timeline?: Partial<import('../../src/engine/attach/timeline-surface').TimelineOptions>;
 }
@@ -52,6 +54,7 @@ export async function startMerged(o: MergedHarnessOptions): Promise<MergedHarnes
     maxBodyBytes: o.maxBodyBytes ?? 16 * 1024 * 1024,
     logger,
     skewToleranceMs: o.skewToleranceMs,
+    statusStale: o.statusStale,
     // Scripted logs run their offsets far ahead of real time and stretch stages far beyond
     // their gpu_ms (see the tests' K): the clock's lead check and the give-up timeout for a
     // GPU stage with no end (timeline-clock.ts, timeline-surface.ts) are off here unless a

@@ -93,6 +93,8 @@ const freePort = (): Promise<number> =>
   });
 
 /** Base flags: sim backend, fast, one GPU × two workers, no own workload, every surface (a row's own flags win). */
+const KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
+
 export function baseFlags(sock: string, statusPort: number, timeline: string, engineCfg: string, rowFlags: readonly string[] = []): string[] {
   const own = (f: string, v: string) => (rowFlags.includes(f) ? [] : [f, v]);
   return [
@@ -160,6 +162,11 @@ export async function runRow(row: Row, o: RunOptions = {}): Promise<RowRun> {
           skewToleranceMs: 2000,
           timelinePollMs: 50,
           start: true,
+          // This box's stages last milliseconds (time scale 0.02): the give-up timeouts for a
+          // stage with no end line and for what cuzk's /status never clears are scaled down
+          // with them (their production defaults are tested in test/attach).
+          timeline: { gpuTimeoutMs: 2000, confirmMs: 1000 },
+          statusStale: { minUnownedMs: 1500, minOwnedMs: 3000 },
         }),
       );
     }
@@ -192,6 +199,19 @@ export async function runRow(row: Row, o: RunOptions = {}): Promise<RowRun> {
         return pred(t) ? t : undefined;
       }, timeoutMs),
       restart: async () => {
+        const before = await getJson(sim!.truthUrl!);
+        // Counts a daemon makes between the last poll and its death are lost to any observer
+        // (the next process starts from zero): the row tests what a restart does to counters
+        // seen, so the exporters see this life's counts first (bounded wait).
+        const done = KINDS.reduce((a, k) => a + (before.upstream.kinds[k]?.proofs_completed ?? 0) + (before.upstream.kinds[k]?.proofs_failed ?? 0), 0);
+        for (const [c, h] of attach) {
+          if (!c.includes('g')) continue;
+          await waitFor(`${row.id}/${c}: saw this life's proofs`, async () => {
+            const m = await h.metrics();
+            const got = m.samples.filter((x) => x.name === 'cuzk_proofs_completed_total' || x.name === 'cuzk_proofs_failed_total').reduce((a, x) => a + x.value, 0);
+            return got >= done;
+          }, 10_000).catch(() => undefined);
+        }
         lives.push(await getJson(sim!.truthUrl!));
         client.close();
         sim!.child.kill('SIGTERM');
@@ -256,7 +276,9 @@ async function settle(attach: Map<Combo, MergedHarness>, pollMs: number): Promis
           last = k;
           since = Date.now();
         }
-        return Date.now() - since >= quietMs;
+        // Stable, and idle (what ends by a timeout has ended) — or stable for long.
+        const idle = !/cuzk_gpu_worker_busy\{[^}]*\}=1|cuzk_partitions\{[^}]*"state":"(gpu|finalizing)"[^}]*\}=[1-9]/.test(k);
+        return Date.now() - since >= (idle ? quietMs : 4 * quietMs);
       },
       15_000 + quietMs,
     ).catch(() => undefined);

@@ -64,7 +64,8 @@ export function compareCombo(run: RowRun, combo: Combo, s: Sample[]): string[] {
   if (timeline) {
     if (!skip('busy')) {
       for (const w of up.workers as Array<Record<string, number>>) {
-        const got = (sampleValue(s, 'cuzk_gpu_worker_busy_seconds_total', { gpu: String(w.gpu), worker: String(w.worker) }) ?? 0) * 1e9;
+        // By worker: with TIMELINE alone the GPU of a worker is not known (gpu="unknown").
+        const got = sum(s, 'cuzk_gpu_worker_busy_seconds_total', { worker: String(w.worker) }) * 1e9;
         const stages = Math.max(1, w.partitions + w.unended + w.skips);
         const lo = w.busy_ns - w.unended_ns - MS * stages;
         const hi = w.busy_ns + MS * stages + (w.unended > 0 || w.skips > 0 ? STINT_TIMEOUT_S * 1e9 : 0);

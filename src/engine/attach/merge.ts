@@ -51,6 +51,8 @@ export interface MergeOptions {
   logger: Logger;
   /** Both contradicting claims must hold this long around a common moment (default max(2 s, 2 polls)). */
   skewToleranceMs?: number;
+  /** Thresholds for what cuzk's /status never clears (status-stale.ts). */
+  statusStale?: import('./status-stale').StaleOptions;
   /** TIMELINE file poll (default 100 ms), standard-input stand-in and limits (tests). */
   timeline?: Partial<Omit<import('./timeline-surface').TimelineOptions, 'path' | 'errors' | 'logger'>>;
 }
@@ -120,7 +122,7 @@ export class MergedAttachSource implements MetricsSource {
     this.errors = this.model.errors;
     const common = { errors: this.errors, logger: opts.logger };
     this.status = opts.statusUrl
-      ? new StatusSurface({ url: opts.statusUrl, pollIntervalMs: opts.pollIntervalMs, timeoutMs: opts.timeoutMs, maxBodyBytes: opts.maxBodyBytes, ...common })
+      ? new StatusSurface({ url: opts.statusUrl, pollIntervalMs: opts.pollIntervalMs, timeoutMs: opts.timeoutMs, maxBodyBytes: opts.maxBodyBytes, stale: opts.statusStale, ...common })
       : null;
     this.grpc = opts.grpcAddress
       ? new GrpcSurface({

@@ -35,7 +35,16 @@ const MIN_OWNED_MS = 60_000;
 const REGISTRATION_GAP_S = 2;
 const MAX_REMEMBERED = 10_000;
 
+export interface StaleOptions {
+  /** Floor of the unowned-partition threshold (default 10 s). */
+  minUnownedMs?: number;
+  /** Floor of the stale-worker threshold (default 60 s). */
+  minOwnedMs?: number;
+}
+
 export class StaleStatus {
+  constructor(private readonly opts: StaleOptions = {}) {}
+
   /** Longest gpu_ms of a partition seen done (ms). */
   private longestGpuMs = 0;
   /** Jobs already inferred failed (their ids; bounded). */
@@ -67,8 +76,8 @@ export class StaleStatus {
 
   private settleInPlace(s: CuzkStatus): { jobId: string; kind: string }[] {
     for (const p of s.pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
-    const unownedMs = Math.max(MIN_UNOWNED_MS, 3 * this.longestGpuMs);
-    const ownedMs = Math.max(MIN_OWNED_MS, 5 * this.longestGpuMs);
+    const unownedMs = Math.max(this.opts.minUnownedMs ?? MIN_UNOWNED_MS, 3 * this.longestGpuMs);
+    const ownedMs = Math.max(this.opts.minOwnedMs ?? MIN_OWNED_MS, 5 * this.longestGpuMs);
     const owner = new Map<string, (typeof s.gpu_workers)[number]>();
     for (const w of s.gpu_workers) if (w.state === 'proving' && w.current_job != null && w.current_partition != null) owner.set(`${w.current_job}\u0000${w.current_partition}`, w);
 

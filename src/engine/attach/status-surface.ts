@@ -22,6 +22,7 @@ export interface StatusSurfaceOptions {
   maxBodyBytes: number;
   errors: ErrorCounts;
   logger: Logger;
+  stale?: import('./status-stale').StaleOptions;
 }
 
 const KIND_CACHE_MAX = 10_000;
@@ -58,6 +59,7 @@ export class StatusSurface implements Surface {
       maxBodyBytes: opts.maxBodyBytes,
       logger: opts.logger,
       errors: opts.errors,
+      stale: opts.stale,
     });
     // The request's window bounds when the snapshot was taken (the cross-check's margin).
     const poll = this.attach.pollOnce.bind(this.attach);

@@ -43,6 +43,11 @@ export const END_LOST = 3;
 export const END_FAILED = 4;
 /** Synthesis never ended (no SYNTH_END: a synthesis failure) and the job is over. */
 export const END_ABANDONED = 5;
+/**
+ * Its worker moved on (CUZK_DISABLE_SPLIT_PROVE=1: the worker proves synchronously, so its
+ * next pickup means this stage ended); how it ended is not in the lines.
+ */
+export const END_UNSEEN = 6;
 
 export interface TlUnit {
   job: TlJob;

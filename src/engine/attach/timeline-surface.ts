@@ -34,6 +34,7 @@ import {
   END_LOST,
   END_NONE,
   END_SKIPPED,
+  END_UNSEEN,
   MONO,
   STATES_ON_GPU,
   STATES_SYNTH,
@@ -356,7 +357,12 @@ export class TimelineSurface implements Surface, FollowerSink {
       this.skips++;
       return u;
     }
-    if (o && o !== u && o.state === PART_GPU) this.units.setState(o, PART_FINALIZING);
+    if (o && o !== u && !ws.tentative[w]) {
+      // Split proving: the older partition's CPU tail runs on (finalizing). Without it the
+      // worker proves synchronously: its next pickup means the older stage has ended.
+      if (this.splitMode === 'off') this.units.finish(o, END_UNSEEN, t);
+      else if (o.state === PART_GPU) this.units.setState(o, PART_FINALIZING);
+    }
     this.units.setState(u, PART_GPU);
     const tentative = !fromStart && this.splitMode !== 'off';
     ws.pickup(w, u, t, tentative);
@@ -521,6 +527,19 @@ export class TimelineSurface implements Surface, FollowerSink {
     if (!job) return;
     const u = this.units.find(job, key, STATES_ON_GPU);
     if (u && u.otherEndMs < 0) u.otherEndMs = gpuMs;
+    if (u || this.splitMode !== 'off') return;
+    // Without split proving the stage ended at the worker's next pickup, unseen: /status
+    // has its GPU time (a synchronous gpu_prove's result, done either way: counted done).
+    for (let i = job.units.length - 1; i >= 0; i--) {
+      const x = job.units[i];
+      if (x.key !== key) continue;
+      if (x.end === END_UNSEEN && x.otherEndMs < 0) {
+        x.otherEndMs = gpuMs;
+        x.gpuMs = gpuMs;
+        this.units.addGpu(job, gpuMs * 1e6, key < 0 ? 0 : key, true);
+      }
+      return;
+    }
   }
 
   // ---- time ----
@@ -572,12 +591,19 @@ export class TimelineSurface implements Surface, FollowerSink {
       for (const u of job.units) {
         if (u.end !== END_NONE) continue;
         if (u.state === PART_GPU || u.state === PART_FINALIZING) {
-          if (u.otherEndMs >= 0 && now > u.pickT + u.otherEndMs * 1e6 + grace) {
-            // /status saw its GPU stage end; no GPU_END came: a GPU failure.
+          if (u.otherEndMs >= 0 && (this.splitMode === 'off' || now > u.pickT + u.otherEndMs * 1e6 + grace)) {
             const end = u.pickT + u.otherEndMs * 1e6;
-            job.failed = true;
-            this.units.finish(u, END_FAILED, end);
-            this.units.addGpu(job, u.otherEndMs * 1e6, u.key < 0 ? 0 : u.key, false);
+            if (this.splitMode === 'off') {
+              // No GPU_END is ever written in this mode: /status' word is the end, done.
+              u.gpuMs = u.otherEndMs;
+              this.units.finish(u, END_DONE, end);
+              this.units.addGpu(job, u.otherEndMs * 1e6, u.key < 0 ? 0 : u.key, true);
+            } else {
+              // /status saw its GPU stage end; no GPU_END came: a GPU failure.
+              job.failed = true;
+              this.units.finish(u, END_FAILED, end);
+              this.units.addGpu(job, u.otherEndMs * 1e6, u.key < 0 ? 0 : u.key, false);
+            }
             ws.ended(u.worker, u, end, counting);
           } else if (now - u.pickT > this.gpuTimeoutNs(job.kind) && (u.started || this.splitMode !== 'on')) {
             this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} within ${Math.round(this.gpuTimeoutNs(job.kind) / 1e9)} s of its pickup: given up (cuzk writes no GPU_END when GPU proving fails)`);
