@@ -111,6 +111,9 @@ export function baseFlags(sock: string, statusPort: number, timeline: string, en
     '--simulate.timeline-file', timeline,
     // Torn lines only where a row asks (row torn-lines): elsewhere they would blur what the row tests.
     ...own('--simulate.tear-rate', '0'),
+    // Upstream's GPU-queue key collision (a monolithic job and the first partitioned job's
+    // partition 0 share key (0,0)) loses a job at random under concurrency: only its own row.
+    ...own('--simulate.gpu-queue-collisions', 'false'),
     '--log.level', 'warn',
   ];
 }
@@ -278,7 +281,8 @@ async function settle(attach: Map<Combo, MergedHarness>, pollMs: number): Promis
         }
         // Stable, and idle (what ends by a timeout has ended) — or stable for long.
         const idle = !/cuzk_gpu_worker_busy\{[^}]*\}=1|cuzk_partitions\{[^}]*"state":"(gpu|finalizing)"[^}]*\}=[1-9]/.test(k);
-        return Date.now() - since >= (idle ? quietMs : 4 * quietMs);
+        // Not idle yet: a sampled surface (GetStatus every 5 s) may still be about to say so.
+        return Date.now() - since >= (idle ? quietMs : Math.max(4 * quietMs, 7000));
       },
       15_000 + quietMs,
     ).catch(() => undefined);

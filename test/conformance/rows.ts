@@ -215,7 +215,7 @@ export const ROWS: Row[] = [
     id: 'gpu-queue-collision',
     // One worker busy with a PoRep while two WinningPoSts finish synthesis: the second
     // GPU-queue push under key (0,0) replaces the first, which is lost for good.
-    flags: ['--engine.workers-per-gpu', '1'],
+    flags: ['--engine.workers-per-gpu', '1', '--simulate.gpu-queue-collisions', 'true'],
     engine: { sim: { 'porep-c2': { synth_ms: 500, gpu_ms: 20000, finalize_ms: 100, jitter: 0 }, 'winning-post': { synth_ms: 200, gpu_ms: 100, finalize_ms: 50, jitter: 0 } } },
     healthy: true,
     paths: { gpu_queue_collisions: 1 },

@@ -700,6 +700,8 @@ export class TimelineSurface implements Surface, FollowerSink {
     const ws = this.workers;
     if (id >= ws.seen.length || !ws.known[id] || this.clock.runs === 0) return null;
     if (ws.tentative[id]) return null; // a pickup that may be a skip vouches for nothing yet
+    // Without split proving no line says when a stage ends: busy here is an upper bound.
+    if (this.splitMode === 'off') return null;
     const own = ws.own[id];
     return { busy: ws.busy[id] === 1, sinceHr: this.clock.toHr(ws.change[id]), untilHr: this.clock.readUntilHr(), sample: false, kind: own ? own.job.kind : -1 };
   }
