@@ -72,6 +72,10 @@ class PollError extends Error {
 
 const hrNowNs = (): number => Number(process.hrtime.bigint());
 
+/** A partition state's place in a job's life (cuzk's names): done and failed are final. */
+const STATE_RANK: Record<string, number> = { pending: 0, synthesizing: 1, synth_done: 2, gpu: 3, done: 4, failed: 4 };
+const DONE_RANK = 4;
+
 /** Fetches a URL with a deadline and a body-size limit. */
 export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal, agents?: KeepAlive): Promise<Buffer> {
   return fetchOnce(url, timeoutMs, performance.now() + timeoutMs, maxBytes, signal, agents, true);
@@ -253,6 +257,8 @@ export class AttachSource implements MetricsSource {
   private readonly identity = new IdentityGuard();
   private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
+  /** Each listed job's partition states when last seen (re-registration check). */
+  private readonly started = new Map<string, { ranks: number[] }>();
   private nextHandle = 1;
   // The daemon's cumulative per-kind counters, with high-water marks (plausibility.ts).
   private prevCompleted = new HighWater();
@@ -449,6 +455,18 @@ export class AttachSource implements MetricsSource {
     // counters.
     const unknown = new Set<string>();
     for (const p of s.pipelines) {
+      // A job id registered again (cuzk accepts a re-used id — Curio's retries re-use theirs —
+      // and status.rs register_job replaces the JobState): a partition that had finished is
+      // back to an earlier state (impossible within one JobState; a replayed older snapshot
+      // is refused by the identity check first). A new job: a new handle, its partitions
+      // count again.
+      const ranks = p.partitions.map((x) => STATE_RANK[x.state] ?? 0);
+      const seen = this.started.get(p.job_id);
+      if (seen && this.handles.has(p.job_id)) {
+        const regressed = ranks.some((r, i) => i < seen.ranks.length && seen.ranks[i] >= DONE_RANK && r < DONE_RANK);
+        if (regressed) this.handles.delete(p.job_id);
+      }
+      this.started.set(p.job_id, { ranks });
       if (!this.handles.has(p.job_id)) {
         this.handles.set(p.job_id, this.nextHandle++);
         if (kindIndex(p.proof_kind) < 0) {
@@ -520,6 +538,7 @@ export class AttachSource implements MetricsSource {
     });
     m.applyRecords(records, true);
     for (const [id, h] of this.handles) if (!m.jobs.has(h)) this.handles.delete(id);
+    for (const id of this.started.keys()) if (!this.handles.has(id)) this.started.delete(id);
 
     // Proof counters by difference of the daemon's cumulative ones.
     if (s.counters) {

@@ -73,7 +73,7 @@ test('all three surfaces: one source per metric, nothing counted twice, PoSt vis
   );
   grpc!.metricsText = cuzkMetricsText({ uptime: 500, completed: { snap_update: 10, window_post: 4 } });
   grpc!.workers = [{ ordinal: 0, job: A, kind: 'snap-update' }, { ordinal: 0, job: WP, kind: 'window-post' }];
-  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=0') + tl(1, 'SYNTH_START', WP, 'kind=window-post') + tl(2, 'GPU_PICKUP', WP, 'worker=1'));
+  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=0') + tl(0, 'GPU_START', A, 'worker=0,partition=0') + tl(1, 'SYNTH_START', WP, 'kind=window-post') + tl(2, 'GPU_PICKUP', WP, 'worker=1') + tl(2, 'GPU_START', WP, 'worker=1'));
   let s = await pollAll();
   expect(s.find((x) => x.name === 'cuzk_exporter_build_info')!.labels.surfaces).toBe('grpc,status,timeline');
   for (const surface of ['grpc', 'status', 'timeline']) expect(sampleValue(s, 'cuzk_surface_up', { surface })).toBe(1);
@@ -146,7 +146,7 @@ test("gRPC's idle is not a contradiction (its unconditional clear); gRPC busy wh
   const { grpc, pollAll, append } = await setup({ grpc: true, timeline: true });
   grpc!.metricsText = cuzkMetricsText({ uptime: 100, completed: {} });
   grpc!.workers = [{ ordinal: 0 }, { ordinal: 0 }]; // cleared by P1's finalizer while worker 0 runs P2
-  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=1') + tl(5, 'GPU_PICKUP', A, 'worker=0,partition=2'));
+  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=1') + tl(0, 'GPU_START', A, 'worker=0,partition=1') + tl(5, 'GPU_PICKUP', A, 'worker=0,partition=2') + tl(5, 'GPU_START', A, 'worker=0,partition=2'));
   const start = Date.now();
   while (Date.now() - start < LAG_MS + 5 * TOL_MS) {
     const s = await pollAll();
@@ -190,7 +190,7 @@ test('agreeing surfaces never disagree', async () => {
   status!.serveJson(
     snapshot({ uptime: 10, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null]])], workers: [proving(0, 0, A, 0, 0.1), idle(1, 0)] }),
   );
-  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=0'));
+  append(tl(0, 'GPU_PICKUP', A, 'worker=0,partition=0') + tl(0, 'GPU_START', A, 'worker=0,partition=0'));
   const start = Date.now();
   while (Date.now() - start < LAG_MS + 6 * TOL_MS) {
     const s = await pollAll();
@@ -222,7 +222,7 @@ test('bad TIMELINE input: counted by reason, bounded memory, exact numbers for t
   append('\n');
   append('x'.repeat(1024 * 1024) + '\n'); // a 1 MB line that is not TIMELINE: ignored, not counted
   // Good lines, slightly out of order (threads of one process), stay exact.
-  append(tl(10, 'SYNTH_START', WP, 'kind=window-post') + tl(12, 'GPU_PICKUP', WP, 'worker=1') + tl(20, 'GPU_END', WP, 'worker=1,gpu_ms=800') + tl(19, 'SYNTH_START', 'wp2', 'kind=window-post'));
+  append(tl(10, 'SYNTH_START', WP, 'kind=window-post') + tl(12, 'GPU_PICKUP', WP, 'worker=1') + tl(12, 'GPU_START', WP, 'worker=1') + tl(20, 'GPU_END', WP, 'worker=1,gpu_ms=800') + tl(19, 'SYNTH_START', 'wp2', 'kind=window-post'));
   const s = await pollAll();
   const reason = (r: string) => sampleValue(s, 'cuzk_exporter_errors_total', { reason: r });
   expect(reason('timeline_malformed')).toBe(3);

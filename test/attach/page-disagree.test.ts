@@ -38,7 +38,7 @@ d('status page: surfaces disagree', () => {
     const log = path.join(dir, 'cuzk.log');
     fs.writeFileSync(log, '');
     h = await startMerged({ statusUrl: status.url, timelineFile: log, pollIntervalMs: 200, skewToleranceMs: 100, start: true });
-    fs.appendFileSync(log, `TIMELINE,100000,GPU_PICKUP,${A},worker=0,partition=0\nTIMELINE,100001,SYNTH_START,wpost-1,kind=window-post\nTIMELINE,100002,GPU_PICKUP,wpost-1,worker=1\n`);
+    fs.appendFileSync(log, `TIMELINE,100000,GPU_PICKUP,${A},worker=0,partition=0\nTIMELINE,100000,GPU_START,${A},worker=0,partition=0\nTIMELINE,100001,SYNTH_START,wpost-1,kind=window-post\nTIMELINE,100002,GPU_PICKUP,wpost-1,worker=1\nTIMELINE,100002,GPU_START,wpost-1,worker=1\n`);
     await waitFor('surfaces_disagree', async () => sampleValue((await h!.metrics()).samples, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' }) === 1, 20_000);
 
     const page = await browser!.newPage();

@@ -57,6 +57,11 @@ export interface Row {
   paths?: Record<string, number>;
   /** No mismatch reason may ever be set (sampled during the run and at the end). */
   healthy: boolean;
+  /**
+   * /status sees every partitioned partition end as it happened (no failure, skip or
+   * duplicate hides one): without TIMELINE, its per-partition figures are checked exactly.
+   */
+  statusExact?: boolean;
   /** Checks to skip, per combo or for all ('*'), each with the reason (rules.ts names them). */
   unknowable?: Partial<Record<Combo | '*', Partial<Record<CheckName, string>>>>;
 }

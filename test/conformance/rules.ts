@@ -14,6 +14,9 @@
  *    kind = upstream proofs_completed / proofs_failed (GetMetrics' counters);
  *  - always, once idle: idle — no worker busy (cuzk_gpu_worker_busy), no live partition in
  *    gpu/finalizing (cuzk_partitions{state});
+ *  - /status without TIMELINE, rows where /status sees every partitioned partition end
+ *    (Row.statusExact): partitions, GPU and synthesis seconds of porep-c2 and snap-update as
+ *    with TIMELINE (per-partition ms); PoSt is invisible there;
  *  - healthy rows: healthy — cuzk_status_mismatch never 1 (sampled during the run and at the end).
  * A row marks a check unknowable for a combination (Row.unknowable) with the reason.
  */
@@ -91,6 +94,24 @@ export function compareCombo(run: RowRun, combo: Combo, s: Sample[]): string[] {
     }
     const other = sum(s, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'other' });
     if (other > 0 && !skip('gpu_seconds')) fail('gpu_seconds', `other: ${other.toFixed(4)} s (every kind is knowable)`);
+  }
+  // /status without TIMELINE: its per-partition ms for the partitioned kinds (PoSt: blind).
+  if (!combo.includes('t') && combo.includes('s') && row.statusExact) {
+    for (const k of ['porep-c2', 'snap-update'] as const) {
+      const u = up.kinds[k] as Record<string, number>;
+      if (!skip('partitions')) {
+        const got = sum(s, 'cuzk_partitions_completed_total', { proof_kind: k });
+        if (got !== u.parts_completed) fail('partitions', `${k} (from /status): ${got}, truth ${u.parts_completed}`);
+      }
+      if (!skip('gpu_seconds')) {
+        const got = sum(s, 'cuzk_partition_gpu_seconds_total', { proof_kind: k }) * 1e9;
+        if (Math.abs(got - u.gpu_ns) > MS * Math.max(1, u.parts_completed)) fail('gpu_seconds', `${k} (from /status): ${(got / 1e9).toFixed(4)} s, truth ${(u.gpu_ns / 1e9).toFixed(4)} s over ${u.parts_completed} partitions`);
+      }
+      if (!skip('synth_seconds')) {
+        const got = sum(s, 'cuzk_partition_synthesis_seconds_total', { proof_kind: k }) * 1e9;
+        if (Math.abs(got - u.synth_ns) > MS * Math.max(1, u.synth_parts)) fail('synth_seconds', `${k} (from /status): ${(got / 1e9).toFixed(4)} s, truth ${(u.synth_ns / 1e9).toFixed(4)} s over ${u.synth_parts} syntheses`);
+      }
+    }
   }
   if (grpc && !skip('proofs')) {
     for (const k of KINDS) {

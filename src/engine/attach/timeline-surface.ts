@@ -525,7 +525,16 @@ export class TimelineSurface implements Surface, FollowerSink {
   otherSurfaceEnded(id: string, key: number, gpuMs: number): void {
     const job = this.units.jobs.get(id);
     if (!job) return;
-    const u = this.units.find(job, key, STATES_ON_GPU);
+    // /status holds one JobState per id (a re-used id replaces it): its word is about the
+    // newest instance of that partition only.
+    let u: TlUnit | null = null;
+    for (let i = job.units.length - 1; i >= 0; i--) {
+      if (job.units[i].key === key) {
+        u = job.units[i];
+        break;
+      }
+    }
+    if (u && (u.end !== END_NONE || (u.state !== PART_GPU && u.state !== PART_FINALIZING))) u = null;
     if (u && u.otherEndMs < 0) u.otherEndMs = gpuMs;
     if (u || this.splitMode !== 'off') return;
     // Without split proving the stage ended at the worker's next pickup, unseen: /status
