@@ -25,6 +25,12 @@ export interface StatusSurfaceOptions {
 }
 
 const KIND_CACHE_MAX = 10_000;
+/**
+ * ... and at most this many characters of job ids in all: /status job ids may be up to
+ * 1 MiB each (status-schema.ts), so the count alone allowed ~10 GiB: a daemon naming
+ * its jobs anew with 20,000-character ids grew the heap by ~170 KiB/min (the soak).
+ */
+const KIND_CACHE_ID_CHARS = 1 << 20;
 
 export class StatusSurface implements Surface {
   readonly name = 'status' as const;
@@ -32,6 +38,7 @@ export class StatusSurface implements Surface {
   readonly attach: AttachSource;
   /** job_id -> kind slot, from the pipelines seen (kept after a job ages out, bounded). */
   private readonly kindOfJob = new Map<string, number>();
+  private kindOfJobChars = 0;
   /** Per worker id: since when (hrtime) the snapshots show it idle. */
   private readonly idleSince = new Map<number, number>();
   /** Called after every poll (tests, the page). */
@@ -96,9 +103,15 @@ export class StatusSurface implements Surface {
       const id = (p as { job_id?: unknown })?.job_id;
       const kind = (p as { proof_kind?: unknown })?.proof_kind;
       if (typeof id !== 'string' || typeof kind !== 'string' || this.kindOfJob.has(id)) continue;
-      if (this.kindOfJob.size >= KIND_CACHE_MAX) this.kindOfJob.delete(this.kindOfJob.keys().next().value as string);
+      // Oldest out first, until both bounds hold with this id in.
+      while (this.kindOfJob.size > 0 && (this.kindOfJob.size >= KIND_CACHE_MAX || this.kindOfJobChars + id.length > KIND_CACHE_ID_CHARS)) {
+        const oldest = this.kindOfJob.keys().next().value as string;
+        this.kindOfJob.delete(oldest);
+        this.kindOfJobChars -= oldest.length;
+      }
       const k = kindIndex(kind);
       this.kindOfJob.set(id, k < 0 ? OTHER_KIND_INDEX : k);
+      this.kindOfJobChars += id.length;
     }
     const m = this.attach.model;
     const t = this.attach.nowNs();
