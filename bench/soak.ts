@@ -1,11 +1,12 @@
 /**
- * Soak (issue 12): `npm run soak` — both exporters for a long time under scrape load with
- * hostile inputs rotating, and their memory watched.
+ * Soak (issues 12, 18): `npm run soak` — both exporters for a long time under scrape load
+ * with hostile inputs rotating, and their memory watched.
  *
- *   node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--out-dir DIR]
- *   (or CUZK_SOAK_MINUTES=5 npm run soak)
+ *   node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--heap-sample-seconds 10]
+ *                           [--snapshots] [--out-dir DIR]      (or CUZK_SOAK_MINUTES=5 npm run soak)
+ *   node dist/bench/soak.js --plot bench/results/soak/soak.json   (redraws soak.svg beside it)
  *
- * What runs (each exporter its own process, as users run it):
+ * What runs (each exporter its own process, as users run it, plus --inspect on loopback):
  *  - `cuzk-exporter run` (sim engine, workload on) behind TLS and basic auth (a web config
  *    with a self-signed certificate made with the openssl CLI and a bcrypt cost-10 user);
  *  - a hostile stand-in for cuzk's /status (in this process) that answers each poll with the
@@ -18,27 +19,29 @@
  *  - every 10 s the next hostile client action against the run exporter: 100 wrong
  *    passwords at once, 300 idle connections held for 3 s, plain HTTP to the TLS port,
  *    garbage bytes, an oversized header, a slow sender, SIGHUP (web config reload).
- * RSS of both exporters is sampled from /proc and plotted as an SVG.
+ * Every --heap-sample-seconds the JS heap of both after a forced full GC (lib/heap-probe.ts,
+ * through the inspector); RSS (total and anonymous) from /proc every --sample-seconds.
  *
- * Pass (exit 0): after warm-up (the first quarter, at least 1 minute) each RSS series is
- * flat within 10 % (mean of the last quarter of the samples vs the first quarter), no
- * scrape failed, the final /metrics bodies pass `promtool check metrics` (where promtool is
- * installed), and both exporters exit 0 on SIGTERM.
- * Writes <out-dir>/soak.json and <out-dir>/soak-rss.svg (default bench/results/soak/).
+ * Pass (exit 0): after warm-up (the first quarter, at least 1 minute) neither heap series
+ * trends up beyond the bound (lib/trend.ts; bench/README.md "Soak" says why that is sound),
+ * no scrape failed, the final /metrics bodies pass `promtool check metrics` (where promtool
+ * is installed), and both exporters exit 0 on SIGTERM. RSS is reported, not judged.
+ * Writes <out-dir>/soak.json and <out-dir>/soak.svg (default bench/results/soak/);
+ * `--snapshots` adds the growth by constructor between heap snapshots at the end of warm-up
+ * and at the end (diagnosis: a snapshot itself moves the heap and RSS).
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as tls from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { findPackageRoot } from '../src/util/package-root';
 import { ClassRow, growth, HeapProbe, HeapSample, inspectorUrl } from './lib/heap-probe';
+import { get, hostileClient, hostileDaemon, sleep } from './lib/soak-hostile';
 import { soakSvg } from './lib/soak-plot';
-import { Bound, judgeTrend, TrendVerdict } from './lib/trend';
+import { Bound, judgeTrend, MIN_SAMPLES, TrendVerdict } from './lib/trend';
 
 interface Options {
   minutes: number;
@@ -47,6 +50,8 @@ interface Options {
   outDir: string;
   /** Heap snapshots at the end of warm-up and at the end, compared by constructor. */
   snapshots: boolean;
+  /** Only redraw the SVG of an existing soak.json (next to it). */
+  plotOnly?: string;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -54,6 +59,7 @@ function parseArgs(argv: string[]): Options {
   let sampleSeconds = NaN;
   let heapSampleSeconds = 10;
   let snapshots = false;
+  let plotOnly: string | undefined;
   let outDir = path.join(findPackageRoot(), 'bench', 'results', 'soak');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -67,18 +73,17 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--heap-sample-seconds') heapSampleSeconds = Number(v());
     else if (a === '--out-dir') outDir = path.resolve(v());
     else if (a === '--snapshots') snapshots = true;
+    else if (a === '--plot') plotOnly = path.resolve(v());
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--heap-sample-seconds 10] [--snapshots] [--out-dir DIR]   (env CUZK_SOAK_MINUTES)\n');
+      process.stdout.write('usage: node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--heap-sample-seconds 10] [--snapshots] [--out-dir DIR] | --plot soak.json   (env CUZK_SOAK_MINUTES)\n');
       process.exit(0);
     } else throw new Error(`unknown argument "${a}"`);
   }
   if (!(minutes > 0)) throw new Error('--minutes must be a positive number');
   if (!(sampleSeconds > 0)) sampleSeconds = Math.max(2, Math.min(15, (minutes * 60) / 240));
   if (!(heapSampleSeconds >= 1)) throw new Error('--heap-sample-seconds must be at least 1');
-  return { minutes, sampleSeconds, heapSampleSeconds, outDir, snapshots };
+  return { minutes, sampleSeconds, heapSampleSeconds, outDir, snapshots, plotOnly };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Exporter {
   name: string;
@@ -137,142 +142,6 @@ function rssBytes(pid: number): { rss: number; anon: number } {
   }
 }
 
-function get(url: string, agent: http.Agent, auth?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const mod = url.startsWith('https') ? https : http;
-    const req = mod.get(url, { agent, headers: auth ? { Authorization: auth } : {}, rejectUnauthorized: false, timeout: 10_000 } as https.RequestOptions, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', () => resolve({ status: -1, body: '' }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: -1, body: '' }));
-  });
-}
-
-/** The hostile /status stand-in: the next behaviour of the rotation on each request. */
-function hostileDaemon(goodBody: () => string | null): Promise<{ server: http.Server; url: string; counts: Record<string, number> }> {
-  const counts: Record<string, number> = {};
-  const withGood = (f: (s: Record<string, any>) => void) => (): string | null => {
-    const g = goodBody();
-    if (!g) return null;
-    const s = JSON.parse(g) as Record<string, any>;
-    delete s.exporter;
-    f(s);
-    return JSON.stringify(s);
-  };
-  let gpuTag = 0;
-  const rotation: [string, (res: http.ServerResponse) => void][] = [];
-  const good = withGood(() => {});
-  const json = (f: () => string | null) => (res: http.ServerResponse) => {
-    const b = f();
-    if (b === null) return void res.writeHead(503).end();
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(b) }).end(b);
-  };
-  const add = (name: string, h: (res: http.ServerResponse) => void, times = 1) => {
-    for (let i = 0; i < times; i++) rotation.push([name, h]);
-  };
-  const hostile: [string, (res: http.ServerResponse) => void][] = [
-    ['malformed', (res) => res.writeHead(200).end('{"uptime_secs": 12, "pipelines": [')],
-    ['too_large', (res) => res.writeHead(200).end(Buffer.alloc(5 * 1024 * 1024, 0x20))],
-    ['deep', json(() => good()?.replace(/}$/, `,"nested":${'['.repeat(5000)}${']'.repeat(5000)}}`) ?? null)],
-    ['unknown_1mb', json(withGood((s) => (s.blob = 'u'.repeat(1024 * 1024))))],
-    ['counter_drop', json(withGood((s) => s.counters && s.counters.completed_by_kind && (s.counters.completed_by_kind['snap-update'] = 0)))],
-    ['gpu_ms_1e18', json(withGood((s) => s.pipelines?.[0]?.partitions?.[0] && ((s.pipelines[0].partitions[0].gpu_ms = 1e18), (s.pipelines[0].partitions[0].state = 'done'))))],
-    ['long_job_id', json(withGood((s) => s.pipelines?.[0] && (s.pipelines[0].job_id = `long-${'j'.repeat(20_000)}-${Math.random()}`)))],
-    ['gpu_churn', json(withGood((s) => (s.gpus = Array.from({ length: 1024 }, (_, i) => ({ ordinal: i, name: `gpu-${i}-${gpuTag}`, uuid: `GPU-${gpuTag++}-${i}`, pci_bus_id: null })))))],
-    ['http_500', (res) => res.writeHead(500).end('boom')],
-    ['hang', () => {}],
-    ['cut_body', (res) => {
-      const b = good() ?? '{}';
-      res.writeHead(200, { 'Content-Length': Buffer.byteLength(b) });
-      res.write(b.slice(0, Math.floor(b.length / 2)));
-      res.socket?.destroy();
-    }],
-  ];
-  // Two good answers between hostile ones: the source comes back up each time.
-  for (const hb of hostile) {
-    add('good', json(good), 2);
-    rotation.push(hb);
-  }
-  let next = 0;
-  const server = http.createServer((req, res) => {
-    res.on('error', () => {});
-    const [name, h] = rotation[next++ % rotation.length];
-    counts[name] = (counts[name] ?? 0) + 1;
-    h(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/status`, counts })));
-}
-
-/** The next hostile client action against the run exporter. */
-async function hostileClient(i: number, run: Exporter, auth: string): Promise<string> {
-  const u = new URL(run.url);
-  const port = Number(u.port);
-  const actions = ['wrong_passwords', 'idle_connections', 'plain_http_to_tls', 'garbage', 'huge_header', 'slow_sender', 'sighup'];
-  const name = actions[i % actions.length];
-  switch (name) {
-    case 'wrong_passwords': {
-      const agent = new https.Agent({ keepAlive: false, maxSockets: 100 });
-      await Promise.all(Array.from({ length: 100 }, (_, k) => get(`${run.url}/metrics`, agent, `Basic ${Buffer.from(`prom:wrong-${i}-${k}`).toString('base64')}`)));
-      agent.destroy();
-      break;
-    }
-    case 'idle_connections': {
-      const socks = Array.from({ length: 300 }, () => net.connect(port, '127.0.0.1').on('error', () => {}));
-      await sleep(3000);
-      for (const s of socks) s.destroy();
-      break;
-    }
-    case 'plain_http_to_tls':
-    case 'garbage':
-    case 'huge_header': {
-      const data = name === 'plain_http_to_tls' ? 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n' : name === 'garbage' ? '\x16\x03\x01\xff\xff' + 'z'.repeat(1000) : '';
-      if (name === 'huge_header') {
-        await new Promise<void>((resolve) => {
-          const s = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => s.write(`GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(64 * 1024)}\r\n\r\n`));
-          s.on('data', () => {});
-          s.on('error', () => resolve());
-          s.on('close', () => resolve());
-          s.setTimeout(5000, () => s.destroy());
-        });
-        break;
-      }
-      await new Promise<void>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => s.write(data));
-        s.on('data', () => {});
-        s.on('error', () => resolve());
-        s.on('close', () => resolve());
-        s.setTimeout(5000, () => s.destroy());
-      });
-      break;
-    }
-    case 'slow_sender': {
-      await new Promise<void>((resolve) => {
-        const s = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => {
-          let n = 0;
-          const t = setInterval(() => {
-            if (s.destroyed || n++ > 8) {
-              clearInterval(t);
-              s.destroy();
-              resolve();
-              return;
-            }
-            s.write('X');
-          }, 1000);
-        });
-        s.on('error', () => resolve());
-      });
-      break;
-    }
-    case 'sighup':
-      run.child.kill('SIGHUP');
-      break;
-  }
-  return name;
-}
-
 export interface Series {
   t: number[];
   rss: Record<string, number[]>;
@@ -308,6 +177,12 @@ function rssSummary(xs: number[], anon: number[]): { firstMiB: number; lastMiB: 
 
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
+  if (o.plotOnly) {
+    const out = path.join(path.dirname(o.plotOnly), 'soak.svg');
+    fs.writeFileSync(out, plot(JSON.parse(fs.readFileSync(o.plotOnly, 'utf8')) as Parameters<typeof plot>[0]));
+    process.stdout.write(`wrote ${out}\n`);
+    return 0;
+  }
   const durationMs = o.minutes * 60_000;
   const warmupMs = Math.min(durationMs / 2, Math.max(60_000, durationMs / 4));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-soak-'));
@@ -492,7 +367,7 @@ async function main(): Promise<number> {
   fs.writeFileSync(path.join(o.outDir, 'soak.json'), JSON.stringify(result, null, 2) + '\n');
   fs.writeFileSync(path.join(o.outDir, 'soak.svg'), plot(result));
   const fmt = (h: TrendVerdict) =>
-    `${(h.levelBytes / MiB).toFixed(2)} MiB (range ${(h.minBytes / MiB).toFixed(2)}..${(h.maxBytes / MiB).toFixed(2)}), trend ${(h.slopeBytesPerMin / 1024).toFixed(1)} KiB/min = ${(h.growthBytes / MiB).toFixed(2)} MiB over ${(h.windowS / 60).toFixed(1)} min, bound ${(h.boundBytes / MiB).toFixed(2)} MiB: ${h.leak ? 'GROWING (leak)' : 'flat'}`;
+    `${(h.levelBytes / MiB).toFixed(2)} MiB (range ${(h.minBytes / MiB).toFixed(2)}..${(h.maxBytes / MiB).toFixed(2)}), trend ${(h.slopeBytesPerMin / 1024).toFixed(1)} KiB/min = ${(h.growthBytes / MiB).toFixed(2)} MiB over ${(h.windowS / 60).toFixed(1)} min, bound ${(h.boundBytes / MiB).toFixed(2)} MiB: ${h.samples < MIN_SAMPLES ? `too few samples to judge (${h.samples} < ${MIN_SAMPLES})` : h.leak ? 'GROWING (leak)' : 'flat'}`;
   const lines = [
     `soak: ${pass ? 'PASS' : 'FAIL'} after ${o.minutes} min`,
     ...Object.entries(heap).map(([n, h]) => `  ${n}: heap after GC ${fmt(h)}`),

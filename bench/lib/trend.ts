@@ -31,8 +31,12 @@ export interface TrendVerdict {
   /** slope × window: bytes the trend added over the judged window. */
   growthBytes: number;
   boundBytes: number;
+  /** Fails the soak: growth over the bound, or too few samples to estimate a trend. */
   leak: boolean;
 }
+
+/** Samples a trend needs (80 s of the window at the default 10 s). */
+export const MIN_SAMPLES = 8;
 
 export interface Bound {
   floorBytes: number;
@@ -68,6 +72,6 @@ export function judgeTrend(t: readonly number[], v: readonly number[], bound: Bo
     growthBytes,
     boundBytes,
     // Too few samples to estimate a trend is a failure, not a pass.
-    leak: !(ts.length >= 8 && growthBytes <= boundBytes),
+    leak: !(ts.length >= MIN_SAMPLES && growthBytes <= boundBytes),
   };
 }
