@@ -1,11 +1,12 @@
 /**
- * Soak (issue 12): `npm run soak` — both exporters for a long time under scrape load with
- * hostile inputs rotating, and their memory watched.
+ * Soak (issues 12, 18): `npm run soak` — both exporters for a long time under scrape load
+ * with hostile inputs rotating, and their memory watched.
  *
- *   node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--out-dir DIR]
- *   (or CUZK_SOAK_MINUTES=5 npm run soak)
+ *   node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--heap-sample-seconds 10]
+ *                           [--snapshots] [--out-dir DIR]      (or CUZK_SOAK_MINUTES=5 npm run soak)
+ *   node dist/bench/soak.js --plot bench/results/soak/soak.json   (redraws soak.svg beside it)
  *
- * What runs (each exporter its own process, as users run it):
+ * What runs (each exporter its own process, as users run it, plus --inspect on loopback):
  *  - `cuzk-exporter run` (sim engine, workload on) behind TLS and basic auth (a web config
  *    with a self-signed certificate made with the openssl CLI and a bcrypt cost-10 user);
  *  - a hostile stand-in for cuzk's /status (in this process) that answers each poll with the
@@ -18,34 +19,47 @@
  *  - every 10 s the next hostile client action against the run exporter: 100 wrong
  *    passwords at once, 300 idle connections held for 3 s, plain HTTP to the TLS port,
  *    garbage bytes, an oversized header, a slow sender, SIGHUP (web config reload).
- * RSS of both exporters is sampled from /proc and plotted as an SVG.
+ * Every --heap-sample-seconds the JS heap of both after a forced full GC (lib/heap-probe.ts,
+ * through the inspector); RSS (total and anonymous) from /proc every --sample-seconds.
  *
- * Pass (exit 0): after warm-up (the first quarter, at least 1 minute) each RSS series is
- * flat within 10 % (mean of the last quarter of the samples vs the first quarter), no
- * scrape failed, the final /metrics bodies pass `promtool check metrics` (where promtool is
- * installed), and both exporters exit 0 on SIGTERM.
- * Writes <out-dir>/soak.json and <out-dir>/soak-rss.svg (default bench/results/soak/).
+ * Pass (exit 0): after warm-up (the first quarter, at least 1 minute) neither heap series
+ * trends up beyond the bound (lib/trend.ts; bench/README.md "Soak" says why that is sound),
+ * no scrape failed, the final /metrics bodies pass `promtool check metrics` (where promtool
+ * is installed), and both exporters exit 0 on SIGTERM. RSS is reported, not judged.
+ * Writes <out-dir>/soak.json and <out-dir>/soak.svg (default bench/results/soak/);
+ * `--snapshots` adds the growth by constructor between heap snapshots at the end of warm-up
+ * and at the end (diagnosis: a snapshot itself moves the heap and RSS).
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as tls from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { findPackageRoot } from '../src/util/package-root';
+import { ClassRow, growth, HeapProbe, HeapSample, inspectorUrl } from './lib/heap-probe';
+import { get, hostileClient, hostileDaemon, sleep } from './lib/soak-hostile';
+import { soakSvg } from './lib/soak-plot';
+import { Bound, judgeTrend, MIN_SAMPLES, TrendVerdict } from './lib/trend';
 
 interface Options {
   minutes: number;
   sampleSeconds: number;
+  heapSampleSeconds: number;
   outDir: string;
+  /** Heap snapshots at the end of warm-up and at the end, compared by constructor. */
+  snapshots: boolean;
+  /** Only redraw the SVG of an existing soak.json (next to it). */
+  plotOnly?: string;
 }
 
 function parseArgs(argv: string[]): Options {
   let minutes = Number(process.env.CUZK_SOAK_MINUTES ?? 60);
   let sampleSeconds = NaN;
+  let heapSampleSeconds = 10;
+  let snapshots = false;
+  let plotOnly: string | undefined;
   let outDir = path.join(findPackageRoot(), 'bench', 'results', 'soak');
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -56,23 +70,26 @@ function parseArgs(argv: string[]): Options {
     };
     if (a === '--minutes') minutes = Number(v());
     else if (a === '--sample-seconds') sampleSeconds = Number(v());
+    else if (a === '--heap-sample-seconds') heapSampleSeconds = Number(v());
     else if (a === '--out-dir') outDir = path.resolve(v());
+    else if (a === '--snapshots') snapshots = true;
+    else if (a === '--plot') plotOnly = path.resolve(v());
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--out-dir DIR]   (env CUZK_SOAK_MINUTES)\n');
+      process.stdout.write('usage: node dist/bench/soak.js [--minutes 60] [--sample-seconds S] [--heap-sample-seconds 10] [--snapshots] [--out-dir DIR] | --plot soak.json   (env CUZK_SOAK_MINUTES)\n');
       process.exit(0);
     } else throw new Error(`unknown argument "${a}"`);
   }
   if (!(minutes > 0)) throw new Error('--minutes must be a positive number');
   if (!(sampleSeconds > 0)) sampleSeconds = Math.max(2, Math.min(15, (minutes * 60) / 240));
-  return { minutes, sampleSeconds, outDir };
+  if (!(heapSampleSeconds >= 1)) throw new Error('--heap-sample-seconds must be at least 1');
+  return { minutes, sampleSeconds, heapSampleSeconds, outDir, snapshots, plotOnly };
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Exporter {
   name: string;
   child: ChildProcess;
   url: string;
+  inspector: string;
   stderrLines: number;
   warnLines: string[];
   exit: Promise<number | null>;
@@ -86,10 +103,11 @@ process.on('exit', () => {
 
 function startExporter(name: string, args: string[]): Promise<Exporter> {
   const cli = path.join(__dirname, '..', 'src', 'cli', 'main.js');
-  const child = spawn(process.execPath, [cli, ...args, '--log.format', 'json'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // --inspect on a loopback port the kernel picks: the heap probe's way in (heap-probe.ts).
+  const child = spawn(process.execPath, ['--inspect=127.0.0.1:0', cli, ...args, '--log.format', 'json'], { stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   child.on('exit', () => children.delete(child));
-  const e: Exporter = { name, child, url: '', stderrLines: 0, warnLines: [], exit: new Promise((r) => child.on('exit', (code) => r(code))) };
+  const e: Exporter = { name, child, url: '', inspector: '', stderrLines: 0, warnLines: [], exit: new Promise((r) => child.on('exit', (code) => r(code))) };
   return new Promise((resolve, reject) => {
     let buf = '';
     child.stderr!.setEncoding('utf8');
@@ -100,10 +118,12 @@ function startExporter(name: string, args: string[]): Promise<Exporter> {
       for (const l of lines) {
         e.stderrLines++;
         if (/"level":"(warn|error)"/.test(l) && e.warnLines.length < 200) e.warnLines.push(l.slice(0, 400));
+        e.inspector ||= inspectorUrl(l) ?? '';
         const m = /"msg":"listening".*"url":"([^"]+)"/.exec(l);
         if (m && !e.url) {
           e.url = m[1].replace(/\/$/, '');
-          resolve(e);
+          if (e.inspector) resolve(e);
+          else reject(new Error(`${name}: no inspector URL on stderr before "listening"`));
         }
       }
     });
@@ -111,206 +131,58 @@ function startExporter(name: string, args: string[]): Promise<Exporter> {
   });
 }
 
-function rssBytes(pid: number): number {
+/** RSS and its anonymous part (heap, malloc: what a leak grows; the rest is mapped files). */
+function rssBytes(pid: number): { rss: number; anon: number } {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : NaN;
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), anon: kb('RssAnon') };
   } catch {
-    return NaN;
+    return { rss: NaN, anon: NaN };
   }
-}
-
-function get(url: string, agent: http.Agent, auth?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve) => {
-    const mod = url.startsWith('https') ? https : http;
-    const req = mod.get(url, { agent, headers: auth ? { Authorization: auth } : {}, rejectUnauthorized: false, timeout: 10_000 } as https.RequestOptions, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', () => resolve({ status: -1, body: '' }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve({ status: -1, body: '' }));
-  });
-}
-
-/** The hostile /status stand-in: the next behaviour of the rotation on each request. */
-function hostileDaemon(goodBody: () => string | null): Promise<{ server: http.Server; url: string; counts: Record<string, number> }> {
-  const counts: Record<string, number> = {};
-  const withGood = (f: (s: Record<string, any>) => void) => (): string | null => {
-    const g = goodBody();
-    if (!g) return null;
-    const s = JSON.parse(g) as Record<string, any>;
-    delete s.exporter;
-    f(s);
-    return JSON.stringify(s);
-  };
-  let gpuTag = 0;
-  const rotation: [string, (res: http.ServerResponse) => void][] = [];
-  const good = withGood(() => {});
-  const json = (f: () => string | null) => (res: http.ServerResponse) => {
-    const b = f();
-    if (b === null) return void res.writeHead(503).end();
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(b) }).end(b);
-  };
-  const add = (name: string, h: (res: http.ServerResponse) => void, times = 1) => {
-    for (let i = 0; i < times; i++) rotation.push([name, h]);
-  };
-  const hostile: [string, (res: http.ServerResponse) => void][] = [
-    ['malformed', (res) => res.writeHead(200).end('{"uptime_secs": 12, "pipelines": [')],
-    ['too_large', (res) => res.writeHead(200).end(Buffer.alloc(5 * 1024 * 1024, 0x20))],
-    ['deep', json(() => good()?.replace(/}$/, `,"nested":${'['.repeat(5000)}${']'.repeat(5000)}}`) ?? null)],
-    ['unknown_1mb', json(withGood((s) => (s.blob = 'u'.repeat(1024 * 1024))))],
-    ['counter_drop', json(withGood((s) => s.counters && s.counters.completed_by_kind && (s.counters.completed_by_kind['snap-update'] = 0)))],
-    ['gpu_ms_1e18', json(withGood((s) => s.pipelines?.[0]?.partitions?.[0] && ((s.pipelines[0].partitions[0].gpu_ms = 1e18), (s.pipelines[0].partitions[0].state = 'done'))))],
-    ['long_job_id', json(withGood((s) => s.pipelines?.[0] && (s.pipelines[0].job_id = `long-${'j'.repeat(20_000)}-${Math.random()}`)))],
-    ['gpu_churn', json(withGood((s) => (s.gpus = Array.from({ length: 1024 }, (_, i) => ({ ordinal: i, name: `gpu-${i}-${gpuTag}`, uuid: `GPU-${gpuTag++}-${i}`, pci_bus_id: null })))))],
-    ['http_500', (res) => res.writeHead(500).end('boom')],
-    ['hang', () => {}],
-    ['cut_body', (res) => {
-      const b = good() ?? '{}';
-      res.writeHead(200, { 'Content-Length': Buffer.byteLength(b) });
-      res.write(b.slice(0, Math.floor(b.length / 2)));
-      res.socket?.destroy();
-    }],
-  ];
-  // Two good answers between hostile ones: the source comes back up each time.
-  for (const hb of hostile) {
-    add('good', json(good), 2);
-    rotation.push(hb);
-  }
-  let next = 0;
-  const server = http.createServer((req, res) => {
-    res.on('error', () => {});
-    const [name, h] = rotation[next++ % rotation.length];
-    counts[name] = (counts[name] ?? 0) + 1;
-    h(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/status`, counts })));
-}
-
-/** The next hostile client action against the run exporter. */
-async function hostileClient(i: number, run: Exporter, auth: string): Promise<string> {
-  const u = new URL(run.url);
-  const port = Number(u.port);
-  const actions = ['wrong_passwords', 'idle_connections', 'plain_http_to_tls', 'garbage', 'huge_header', 'slow_sender', 'sighup'];
-  const name = actions[i % actions.length];
-  switch (name) {
-    case 'wrong_passwords': {
-      const agent = new https.Agent({ keepAlive: false, maxSockets: 100 });
-      await Promise.all(Array.from({ length: 100 }, (_, k) => get(`${run.url}/metrics`, agent, `Basic ${Buffer.from(`prom:wrong-${i}-${k}`).toString('base64')}`)));
-      agent.destroy();
-      break;
-    }
-    case 'idle_connections': {
-      const socks = Array.from({ length: 300 }, () => net.connect(port, '127.0.0.1').on('error', () => {}));
-      await sleep(3000);
-      for (const s of socks) s.destroy();
-      break;
-    }
-    case 'plain_http_to_tls':
-    case 'garbage':
-    case 'huge_header': {
-      const data = name === 'plain_http_to_tls' ? 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n' : name === 'garbage' ? '\x16\x03\x01\xff\xff' + 'z'.repeat(1000) : '';
-      if (name === 'huge_header') {
-        await new Promise<void>((resolve) => {
-          const s = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => s.write(`GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ${'h'.repeat(64 * 1024)}\r\n\r\n`));
-          s.on('data', () => {});
-          s.on('error', () => resolve());
-          s.on('close', () => resolve());
-          s.setTimeout(5000, () => s.destroy());
-        });
-        break;
-      }
-      await new Promise<void>((resolve) => {
-        const s = net.connect(port, '127.0.0.1', () => s.write(data));
-        s.on('data', () => {});
-        s.on('error', () => resolve());
-        s.on('close', () => resolve());
-        s.setTimeout(5000, () => s.destroy());
-      });
-      break;
-    }
-    case 'slow_sender': {
-      await new Promise<void>((resolve) => {
-        const s = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => {
-          let n = 0;
-          const t = setInterval(() => {
-            if (s.destroyed || n++ > 8) {
-              clearInterval(t);
-              s.destroy();
-              resolve();
-              return;
-            }
-            s.write('X');
-          }, 1000);
-        });
-        s.on('error', () => resolve());
-      });
-      break;
-    }
-    case 'sighup':
-      run.child.kill('SIGHUP');
-      break;
-  }
-  return name;
 }
 
 export interface Series {
   t: number[];
   rss: Record<string, number[]>;
+  rssAnon: Record<string, number[]>;
+  heapT: number[];
+  heap: Record<string, number[]>;
+  heapCommitted: Record<string, number[]>;
 }
 
-function flatness(xs: number[]): { firstMiB: number; lastMiB: number; change: number; minMiB: number; maxMiB: number } {
+/**
+ * Leak bound for the heap trend (trend.ts): growth over the judged window above 2 MiB and
+ * above 5 % of the retained heap.
+ */
+const LEAK_BOUND: Bound = { floorBytes: 2 * 1024 * 1024, floorFraction: 0.05 };
+
+/** RSS is reported beside the heap (it is what an operator sees) but not judged. */
+function rssSummary(xs: number[], anon: number[]): { firstMiB: number; lastMiB: number; change: number; minMiB: number; maxMiB: number; anonFirstMiB: number; anonLastMiB: number } {
   const q = Math.max(1, Math.floor(xs.length / 4));
   const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / a.length;
   const first = mean(xs.slice(0, q));
   const last = mean(xs.slice(-q));
   const MiB = 1024 * 1024;
-  return { firstMiB: first / MiB, lastMiB: last / MiB, change: (last - first) / first, minMiB: Math.min(...xs) / MiB, maxMiB: Math.max(...xs) / MiB };
-}
-
-export function svg(series: Series, warmupS: number, title: string): string {
-  const W = 900;
-  const H = 420;
-  const L = 70;
-  const R = 20;
-  const T = 60;
-  const B = 50;
-  const names = Object.keys(series.rss);
-  const colors = ['#1f77b4', '#d62728', '#2ca02c'];
-  const all = names.flatMap((n) => series.rss[n]).filter(Number.isFinite);
-  const maxY = Math.max(1, ...all) / (1024 * 1024);
-  const yTop = Math.ceil((maxY * 1.15) / 50) * 50;
-  const tMax = Math.max(1, ...series.t);
-  const x = (t: number) => L + ((W - L - R) * t) / tMax;
-  const y = (mib: number) => T + (H - T - B) * (1 - mib / yTop);
-  const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`);
-  out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
-  out.push(`<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">${title}</text>`);
-  out.push(`<rect x="${x(0)}" y="${T}" width="${x(warmupS) - x(0)}" height="${H - T - B}" fill="#eee"/>`);
-  out.push(`<text x="${(x(0) + x(warmupS)) / 2}" y="${T + 14}" text-anchor="middle" fill="#777">warm-up</text>`);
-  for (let v = 0; v <= yTop; v += yTop / 5) {
-    out.push(`<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`);
-    out.push(`<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end">${v.toFixed(0)}</text>`);
-  }
-  const tickStep = Math.max(60, Math.ceil(tMax / 10 / 60) * 60);
-  for (let t = 0; t <= tMax; t += tickStep) out.push(`<text x="${x(t)}" y="${H - B + 18}" text-anchor="middle">${(t / 60).toFixed(0)}</text>`);
-  out.push(`<text x="${(L + W - R) / 2}" y="${H - 10}" text-anchor="middle">minutes</text>`);
-  out.push(`<text x="16" y="${(T + H - B) / 2}" transform="rotate(-90 16 ${(T + H - B) / 2})" text-anchor="middle">RSS (MiB)</text>`);
-  out.push(`<line x1="${L}" x2="${L}" y1="${T}" y2="${H - B}" stroke="black"/><line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" stroke="black"/>`);
-  names.forEach((n, i) => {
-    const pts = series.t.map((t, k) => [t, series.rss[n][k]] as const).filter(([, v]) => Number.isFinite(v));
-    out.push(`<polyline fill="none" stroke="${colors[i % colors.length]}" stroke-width="1.5" points="${pts.map(([t, v]) => `${x(t).toFixed(1)},${y(v / (1024 * 1024)).toFixed(1)}`).join(' ')}"/>`);
-    out.push(`<rect x="${L + 10 + i * 300}" y="${T - 22}" width="12" height="3" fill="${colors[i % colors.length]}"/><text x="${L + 28 + i * 300}" y="${T - 17}">${n}</text>`);
-  });
-  out.push('</svg>');
-  return out.join('\n') + '\n';
+  return {
+    firstMiB: first / MiB,
+    lastMiB: last / MiB,
+    change: (last - first) / first,
+    minMiB: Math.min(...xs) / MiB,
+    maxMiB: Math.max(...xs) / MiB,
+    anonFirstMiB: mean(anon.slice(0, q)) / MiB,
+    anonLastMiB: mean(anon.slice(-q)) / MiB,
+  };
 }
 
 async function main(): Promise<number> {
   const o = parseArgs(process.argv.slice(2));
+  if (o.plotOnly) {
+    const out = path.join(path.dirname(o.plotOnly), 'soak.svg');
+    fs.writeFileSync(out, plot(JSON.parse(fs.readFileSync(o.plotOnly, 'utf8')) as Parameters<typeof plot>[0]));
+    process.stdout.write(`wrote ${out}\n`);
+    return 0;
+  }
   const durationMs = o.minutes * 60_000;
   const warmupMs = Math.min(durationMs / 2, Math.max(60_000, durationMs / 4));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-soak-'));
@@ -334,9 +206,13 @@ async function main(): Promise<number> {
   const attach = await startExporter('attach', ['attach', '--cuzk.status-url', daemon.url, '--cuzk.poll-interval', '250ms', '--cuzk.timeout', '500ms', '--cuzk.max-body-bytes', String(4 * 1024 * 1024), '--web.listen-address', '127.0.0.1:0', '--web.config.file', path.join(dir, 'web-attach.yml')]);
   log(`run ${run.url} (pid ${run.child.pid}), attach ${attach.url} (pid ${attach.child.pid}), hostile daemon ${daemon.url}; ${o.minutes} min, RSS every ${o.sampleSeconds} s, warm-up ${(warmupMs / 60000).toFixed(1)} min`);
 
+  const probes = { run: await HeapProbe.connect(run.inspector), attach: await HeapProbe.connect(attach.inspector) };
+
   const t0 = Date.now();
   const end = t0 + durationMs;
-  const series: Series = { t: [], rss: { 'cuzk-exporter run (TLS, auth)': [], 'cuzk-exporter attach (hostile daemon)': [] } };
+  const RUN = 'cuzk-exporter run (TLS, auth)';
+  const ATTACH = 'cuzk-exporter attach (hostile daemon)';
+  const series: Series = { t: [], rss: { [RUN]: [], [ATTACH]: [] }, rssAnon: { [RUN]: [], [ATTACH]: [] }, heapT: [], heap: { [RUN]: [], [ATTACH]: [] }, heapCommitted: { [RUN]: [], [ATTACH]: [] } };
   const scrapes = { ok: 0, failed: 0, failures: [] as string[] };
   const lastBodies: Record<string, string> = {};
   const attachAgent = new http.Agent({ keepAlive: true, maxSockets: 2 });
@@ -376,17 +252,50 @@ async function main(): Promise<number> {
   const sampler = async () => {
     while (Date.now() < end) {
       series.t.push((Date.now() - t0) / 1000);
-      series.rss['cuzk-exporter run (TLS, auth)'].push(rssBytes(run.child.pid!));
-      series.rss['cuzk-exporter attach (hostile daemon)'].push(rssBytes(attach.child.pid!));
-      const k = series.t.length;
-      if (k % Math.max(1, Math.round(60 / o.sampleSeconds)) === 0) {
-        log(`${(series.t[k - 1] / 60).toFixed(1)} min: RSS run ${(series.rss['cuzk-exporter run (TLS, auth)'][k - 1] / 1048576).toFixed(1)} MiB, attach ${(series.rss['cuzk-exporter attach (hostile daemon)'][k - 1] / 1048576).toFixed(1)} MiB; scrapes ok ${scrapes.ok}, failed ${scrapes.failed}`);
+      for (const [n, e] of [[RUN, run], [ATTACH, attach]] as const) {
+        const m = rssBytes(e.child.pid!);
+        series.rss[n].push(m.rss);
+        series.rssAnon[n].push(m.anon);
       }
       await sleep(o.sampleSeconds * 1000);
     }
   };
-  await Promise.all([scraper(), attacker(), sampler()]);
+  // Heap after a forced full GC, both exporters at the same instant (the GCs run in the
+  // children, in parallel). A failed sample is a gap (NaN), never a zero.
+  const snapshots: Record<string, { warmupEnd?: ClassRow[]; end?: ClassRow[] }> = { [RUN]: {}, [ATTACH]: {} };
+  const heapSampler = async () => {
+    let snapped = false;
+    while (Date.now() < end) {
+      // A snapshot makes V8 keep source positions and the profiler's object ids: taken
+      // before the first judged sample, so its step is not inside the judged window.
+      if (o.snapshots && !snapped && Date.now() - t0 >= warmupMs) {
+        snapped = true;
+        snapshots[RUN].warmupEnd = await probes.run.summary();
+        snapshots[ATTACH].warmupEnd = await probes.attach.summary();
+      }
+      const at = (Date.now() - t0) / 1000;
+      const [r, a] = await Promise.all([probes.run.sample().catch(() => null), probes.attach.sample().catch(() => null)]);
+      const put = (n: string, h: HeapSample | null) => {
+        series.heap[n].push(h ? h.usedBytes : NaN);
+        series.heapCommitted[n].push(h ? h.committedBytes : NaN);
+      };
+      series.heapT.push(at);
+      put(RUN, r);
+      put(ATTACH, a);
+      const k = series.heapT.length;
+      if (k % Math.max(1, Math.round(60 / o.heapSampleSeconds)) === 0) {
+        const mib = (x: number | undefined) => ((x ?? NaN) / 1048576).toFixed(1);
+        log(`${(at / 60).toFixed(1)} min: heap after GC run ${mib(r?.usedBytes)} MiB, attach ${mib(a?.usedBytes)} MiB; RSS run ${mib(series.rss[RUN].at(-1))} MiB, attach ${mib(series.rss[ATTACH].at(-1))} MiB; scrapes ok ${scrapes.ok}, failed ${scrapes.failed}`);
+      }
+      await sleep(Math.max(0, at * 1000 + o.heapSampleSeconds * 1000 - (Date.now() - t0)));
+    }
+  };
+  await Promise.all([scraper(), attacker(), sampler(), heapSampler()]);
   clearInterval(goodTimer);
+  if (o.snapshots) {
+    snapshots[RUN].end = await probes.run.summary();
+    snapshots[ATTACH].end = await probes.attach.summary();
+  }
 
   // promtool on the last bodies, then an orderly stop.
   const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
@@ -405,6 +314,8 @@ async function main(): Promise<number> {
   }
   runAgent.destroy();
   attachAgent.destroy();
+  // The inspector sessions go first: a process with a session attached waits for it at exit.
+  await Promise.all([probes.run.close(), probes.attach.close()]);
   run.child.kill('SIGTERM');
   attach.child.kill('SIGTERM');
   const [runExit, attachExit] = await Promise.all([run.exit, attach.exit]);
@@ -412,45 +323,90 @@ async function main(): Promise<number> {
   daemon.server.closeAllConnections();
   fs.rmSync(dir, { recursive: true, force: true });
 
-  const post = series.t.map((t, i) => [t, i] as const).filter(([t]) => t * 1000 >= warmupMs).map(([, i]) => i);
-  const flat: Record<string, ReturnType<typeof flatness> & { flat: boolean }> = {};
-  for (const [n, xs] of Object.entries(series.rss)) {
-    const f = flatness(post.map((i) => xs[i]).filter(Number.isFinite));
-    flat[n] = { ...f, flat: Math.abs(f.change) <= 0.1 };
+  const judged = (ts: number[]) => ts.map((t, i) => [t, i] as const).filter(([t]) => t * 1000 >= warmupMs).map(([, i]) => i);
+  const heapIdx = judged(series.heapT);
+  const heap: Record<string, TrendVerdict> = {};
+  for (const [n, xs] of Object.entries(series.heap)) {
+    heap[n] = judgeTrend(heapIdx.map((i) => series.heapT[i]), heapIdx.map((i) => xs[i]), LEAK_BOUND);
   }
+  const rssIdx = judged(series.t);
+  const rss: Record<string, ReturnType<typeof rssSummary>> = {};
+  for (const [n, xs] of Object.entries(series.rss)) rss[n] = rssSummary(rssIdx.map((i) => xs[i]).filter(Number.isFinite), rssIdx.map((i) => series.rssAnon[n][i]).filter(Number.isFinite));
   const lintOk = Object.values(lint).every((v) => v === 'ok' || v.startsWith('promtool not installed'));
-  const pass = Object.values(flat).every((f) => f.flat) && scrapes.failed === 0 && lintOk && runExit === 0 && attachExit === 0;
+  const pass = Object.values(heap).every((h) => !h.leak) && scrapes.failed === 0 && lintOk && runExit === 0 && attachExit === 0;
+  const MiB = 1048576;
+  const r1 = (x: number) => Math.round(x * 10) / 10;
   const result = {
     generatedAt: new Date(t0).toISOString(),
     minutes: o.minutes,
     sampleSeconds: o.sampleSeconds,
+    heapSampleSeconds: o.heapSampleSeconds,
     warmupMinutes: warmupMs / 60000,
     machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, loadavgEnd: os.loadavg()[0] },
     pass,
-    rssAfterWarmup: flat,
+    criterion: { measure: 'V8 heap used after a forced full GC (inspector HeapProfiler.collectGarbage + Runtime.getHeapUsage)', leakIf: 'Theil-Sen slope x judged window > max(floorBytes, floorFraction x median level)', ...LEAK_BOUND },
+    heapAfterGc: heap,
+    rssAfterWarmup: rss,
+    heapGrowthByConstructor: Object.fromEntries(Object.entries(snapshots).map(([n, s]) => [n, s.warmupEnd && s.end ? growth(s.warmupEnd, s.end, 12) : null])),
     scrapes,
     promtool: lint,
     exitCodes: { run: runExit, attach: attachExit },
     hostileDaemonAnswers: daemon.counts,
     hostileClientActions: hostileActions,
     exporterWarnLines: { run: run.warnLines.length, attach: attach.warnLines.length, runSample: run.warnLines.slice(0, 10), attachSample: attach.warnLines.slice(0, 20) },
-    series: { t: series.t, rssMiB: Object.fromEntries(Object.entries(series.rss).map(([n, xs]) => [n, xs.map((v) => Math.round((v / 1048576) * 10) / 10)])) },
+    series: {
+      t: series.t,
+      rssMiB: Object.fromEntries(Object.entries(series.rss).map(([n, xs]) => [n, xs.map((v) => r1(v / MiB))])),
+      rssAnonMiB: Object.fromEntries(Object.entries(series.rssAnon).map(([n, xs]) => [n, xs.map((v) => r1(v / MiB))])),
+      heapT: series.heapT.map(r1),
+      heapUsedMiB: Object.fromEntries(Object.entries(series.heap).map(([n, xs]) => [n, xs.map((v) => Math.round((v / MiB) * 100) / 100)])),
+      heapCommittedMiB: Object.fromEntries(Object.entries(series.heapCommitted).map(([n, xs]) => [n, xs.map((v) => r1(v / MiB))])),
+    },
   };
   fs.mkdirSync(o.outDir, { recursive: true });
   fs.writeFileSync(path.join(o.outDir, 'soak.json'), JSON.stringify(result, null, 2) + '\n');
-  fs.writeFileSync(path.join(o.outDir, 'soak-rss.svg'), svg(series, warmupMs / 1000, `cuzk-exporter soak: RSS over ${o.minutes} min under scrape load and rotating hostile inputs (${new Date(t0).toISOString().slice(0, 10)})`));
+  fs.writeFileSync(path.join(o.outDir, 'soak.svg'), plot(result));
+  const fmt = (h: TrendVerdict) =>
+    `${(h.levelBytes / MiB).toFixed(2)} MiB (range ${(h.minBytes / MiB).toFixed(2)}..${(h.maxBytes / MiB).toFixed(2)}), trend ${(h.slopeBytesPerMin / 1024).toFixed(1)} KiB/min = ${(h.growthBytes / MiB).toFixed(2)} MiB over ${(h.windowS / 60).toFixed(1)} min, bound ${(h.boundBytes / MiB).toFixed(2)} MiB: ${h.samples < MIN_SAMPLES ? `too few samples to judge (${h.samples} < ${MIN_SAMPLES})` : h.leak ? 'GROWING (leak)' : 'flat'}`;
   const lines = [
     `soak: ${pass ? 'PASS' : 'FAIL'} after ${o.minutes} min`,
-    ...Object.entries(flat).map(([n, f]) => `  ${n}: RSS ${f.firstMiB.toFixed(1)} -> ${f.lastMiB.toFixed(1)} MiB after warm-up (${(f.change * 100).toFixed(1)} %, range ${f.minMiB.toFixed(1)}..${f.maxMiB.toFixed(1)} MiB) ${f.flat ? 'flat' : 'NOT FLAT'}`),
+    ...Object.entries(heap).map(([n, h]) => `  ${n}: heap after GC ${fmt(h)}`),
+    ...Object.entries(rss).map(([n, f]) => `  ${n}: RSS ${f.firstMiB.toFixed(1)} -> ${f.lastMiB.toFixed(1)} MiB after warm-up (${(f.change * 100).toFixed(1)} %, range ${f.minMiB.toFixed(1)}..${f.maxMiB.toFixed(1)} MiB; anonymous ${f.anonFirstMiB.toFixed(1)} -> ${f.anonLastMiB.toFixed(1)} MiB; reported, not judged)`),
+    ...Object.entries(result.heapGrowthByConstructor).filter(([, g]) => g).map(([n, g]) => `  ${n}: grew most (shallow bytes, warm-up end -> end): ${(g ?? []).slice(0, 5).map((x) => `${x.name} ${x.bytesDelta >= 0 ? '+' : ''}${(x.bytesDelta / 1024).toFixed(0)} KiB (${x.countDelta >= 0 ? '+' : ''}${x.countDelta})`).join(', ')}`),
     `  scrapes: ${scrapes.ok} ok, ${scrapes.failed} failed`,
     `  promtool: ${Object.entries(lint).map(([u, v]) => `${u.replace(/^https?:\/\/[^/]+/, '')} ${v === 'ok' ? 'ok' : v.split('\n')[0]}`).join('; ')}`,
     `  exits: run ${runExit}, attach ${attachExit}`,
     `  hostile daemon answers: ${JSON.stringify(daemon.counts)}`,
     `  hostile client actions: ${JSON.stringify(hostileActions)}`,
-    `  wrote ${path.join(o.outDir, 'soak.json')} and soak-rss.svg`,
+    `  wrote ${path.join(o.outDir, 'soak.json')} and soak.svg`,
   ];
   process.stdout.write(lines.join('\n') + '\n');
   return pass ? 0 : 1;
+}
+
+/** The plot, from a result (so `--plot soak.json` redraws a committed result the same way). */
+export function plot(r: { minutes: number; generatedAt: string; warmupMinutes: number; heapAfterGc: Record<string, TrendVerdict>; series: { t: number[]; rssMiB: Record<string, number[]>; heapT: number[]; heapUsedMiB: Record<string, number[]> } }): string {
+  const warmupS = r.warmupMinutes * 60;
+  return soakSvg(
+    `cuzk-exporter soak, ${r.minutes} min under scrape load and rotating hostile inputs (${r.generatedAt.slice(0, 10)})`,
+    [
+      {
+        title: 'JS heap used after a forced full GC (judged: trend over the window after warm-up)',
+        unit: 'MiB',
+        series: Object.entries(r.series.heapUsedMiB).map(([name, v]) => {
+          const h = r.heapAfterGc[name];
+          const tEnd = r.series.heapT[r.series.heapT.length - 1];
+          const t0 = tEnd - h.windowS;
+          const mid = (t0 + tEnd) / 2;
+          const slope = h.slopeBytesPerMin / 60 / 1048576;
+          const lvl = h.levelBytes / 1048576;
+          return { name, t: r.series.heapT, v, trend: { t0, t1: tEnd, v0: lvl + slope * (t0 - mid), v1: lvl + slope * (tEnd - mid) } };
+        }),
+      },
+      { title: 'RSS (reported, not judged)', unit: 'MiB', series: Object.entries(r.series.rssMiB).map(([name, v]) => ({ name, t: r.series.t, v })) },
+    ],
+    warmupS,
+  );
 }
 
 if (require.main === module) {

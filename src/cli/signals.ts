@@ -9,11 +9,19 @@
  *   3rd                 exit at once, 128 + signal number (a stuck shutdown can always be ended)
  *   SIGHUP              reload the web config (--web.config.file); never exits
  *
+ * The same signal again within REPEAT_MS counts once: under `npm start` (which execs node,
+ * so npm's child is the exporter) a Ctrl-C reaches us twice, from the terminal (the whole
+ * foreground process group) and forwarded by npm, as does a SIGTERM sent to the process
+ * group (systemd's default KillMode); that is one request to stop, not a hurry.
+ *
  * Small on purpose (no imports beyond the logger type): main.ts loads it before anything heavy.
  */
 import type { Logger } from '../util/logger';
 
 const SIGNO: Record<string, number> = { SIGINT: 2, SIGTERM: 15 };
+
+/** A repeat of the same signal within this many ms is the same request delivered twice. */
+export const REPEAT_MS = 300;
 
 interface State {
   log: Logger;
@@ -36,7 +44,14 @@ export function installSignalHandlers(log: Logger): void {
   const first = new Promise<string>((r) => (resolveFirst = r));
   const s: State = { log, count: 0, first, resolveFirst, again: [], reload: [] };
   state = s;
+  let last: { sig: string; at: number } | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
+    const now = performance.now();
+    if (last && last.sig === sig && now - last.at < REPEAT_MS) {
+      s.log.debug('same signal again at once: counted once (delivered twice, e.g. by the terminal and by npm)', { signal: sig });
+      return;
+    }
+    last = { sig, at: now };
     s.count++;
     if (s.count === 1) {
       s.resolveFirst(sig);

@@ -123,6 +123,12 @@ export interface ExemplarRow {
 }
 
 const ID_CACHE_LIMIT = 4096;
+/**
+ * ... and at most this many characters of ids in each cache: an attached daemon's job ids
+ * may be up to 1 MiB each (/status), so the entry count alone allowed gigabytes; a daemon
+ * naming jobs anew with 20,000-character ids grew the heap steadily (the soak).
+ */
+const ID_CACHE_CHARS = 1 << 20;
 
 export class ExemplarStore {
   private readonly tables = new Map<string, Table>();
@@ -131,6 +137,8 @@ export class ExemplarStore {
   private readonly ids = new Map<number, string>();
   /** Rendered `job_id="…"` (shortened, escaped) per id and label budget. */
   private readonly rendered = new Map<string, string>();
+  private idsChars = 0;
+  private renderedChars = 0;
 
   /**
    * @param resolveId the source's job id of a model job handle (undefined when unknown:
@@ -159,8 +167,12 @@ export class ExemplarStore {
     if (id === undefined) {
       id = this.resolveId(job);
       if (id === undefined || id === '') return;
-      if (this.ids.size >= ID_CACHE_LIMIT) this.ids.clear();
+      if (this.ids.size >= ID_CACHE_LIMIT || this.idsChars + id.length > ID_CACHE_CHARS) {
+        this.ids.clear();
+        this.idsChars = 0;
+      }
       this.ids.set(job, id);
+      this.idsChars += id.length;
     }
     const i = kind * t.width + bucketIndex(t.bounds, seconds);
     t.value[i] = seconds;
@@ -194,8 +206,12 @@ export class ExemplarStore {
     let s = this.rendered.get(key);
     if (s === undefined) {
       s = `job_id="${escapeLabelValue(shortenId(id, others))}"`;
-      if (this.rendered.size >= ID_CACHE_LIMIT) this.rendered.clear();
+      if (this.rendered.size >= ID_CACHE_LIMIT || this.renderedChars + key.length + s.length > ID_CACHE_CHARS) {
+        this.rendered.clear();
+        this.renderedChars = 0;
+      }
       this.rendered.set(key, s);
+      this.renderedChars += key.length + s.length;
     }
     return s;
   }

@@ -20,8 +20,13 @@ function logfmtValue(v: string): string {
   return /^[^\s"=\\]+$/.test(v) ? v : JSON.stringify(v);
 }
 
-let stdioGuarded = false;
-let stderrGone = false;
+/**
+ * Marks a stream as guarded. On the stream, not in this module: the streams are the
+ * process's, while this module can be loaded more than once in a process (jest loads it
+ * afresh for every test file of a worker), and a module-level flag then added one more
+ * 'error' listener per load (MaxListenersExceededWarning after ten).
+ */
+const GUARDED = Symbol.for('cuzk-exporter.stdio-guarded');
 
 /**
  * A closed stdout/stderr (`cuzk-exporter run 2>&1 | head`, a log shipper that went away)
@@ -30,20 +35,28 @@ let stderrGone = false;
  * such error on, lines to that stream are dropped and the process carries on.
  */
 export function guardStdio(): void {
-  if (stdioGuarded) return;
-  stdioGuarded = true;
-  process.stderr.on('error', () => {
-    stderrGone = true;
-  });
-  process.stdout.on('error', () => {});
+  const err = process.stderr as NodeJS.WriteStream & { [GUARDED]?: { gone: boolean } };
+  const out = process.stdout as NodeJS.WriteStream & { [GUARDED]?: { gone: boolean } };
+  if (!err[GUARDED]) {
+    const state = { gone: false };
+    err[GUARDED] = state;
+    err.on('error', () => {
+      state.gone = true;
+    });
+  }
+  if (!out[GUARDED]) {
+    out[GUARDED] = { gone: false };
+    out.on('error', () => {});
+  }
 }
 
 const writeStderr = (l: string): void => {
-  if (stderrGone) return;
+  const guard = (process.stderr as { [GUARDED]?: { gone: boolean } })[GUARDED];
+  if (guard?.gone) return;
   try {
     process.stderr.write(l + '\n');
   } catch {
-    stderrGone = true;
+    if (guard) guard.gone = true;
   }
 };
 
@@ -52,7 +65,8 @@ export function createLogger(
   format: LogFormat = 'logfmt',
   write: (line: string) => void = writeStderr,
 ): Logger {
-  guardStdio();
+  // Only a logger that writes to stderr needs the guard (silentLogger, tests' collectors do not).
+  if (write === writeStderr) guardStdio();
   const min = LOG_LEVELS.indexOf(level);
   const emit = (lvl: LogLevel, msg: string, fields: Fields = {}) => {
     if (LOG_LEVELS.indexOf(lvl) < min) return;

@@ -43,9 +43,18 @@ async function pool<T, R>(items: T[], limit: number, f: (x: T) => Promise<R>): P
   return out;
 }
 
+/**
+ * A generous cap only against a hung promtool: one `test rules` evaluates minutes of rules at
+ * 1 s steps, and a loaded 2-core box has taken over 30 s for one. A cap reached is an error
+ * of its own, never a run that "failed" (the mutation tests expect failures).
+ */
+const PROMTOOL_CAP_MS = 150_000;
+jest.setTimeout(4 * PROMTOOL_CAP_MS);
+
 function run(args: string[], cwd: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile(promtool as string, args, { cwd, timeout: 120_000 }, (err, stdout, stderr) => {
+  return new Promise((resolve, reject) => {
+    execFile(promtool as string, args, { cwd, timeout: PROMTOOL_CAP_MS }, (err, stdout, stderr) => {
+      if (err && (err as { killed?: boolean }).killed) return reject(new Error(`promtool ${args.join(' ')} did not finish within ${PROMTOOL_CAP_MS / 1000} s`));
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, out: `${stdout}${stderr}` });
     });

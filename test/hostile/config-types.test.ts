@@ -80,6 +80,8 @@ describe('--otlp.endpoint', () => {
   });
 
   test('failed exports are counted in cuzk_exporter_errors_total{reason="otlp_export"}, logged once, without a stack', async () => {
+    // A 1 s interval gives each export a 900 ms deadline: a loaded machine that stalls the
+    // exporter past a shorter one turns a 500 into a timeout, a different failure logged anew.
     let pushes = 0;
     const collector = http.createServer((req, res) => {
       req.resume();
@@ -90,7 +92,7 @@ describe('--otlp.endpoint', () => {
     });
     await new Promise<void>((r) => collector.listen(0, '127.0.0.1', () => r()));
     const port = (collector.address() as { port: number }).port;
-    const cli = startCli(['run', '--engine.backend', 'sim', '--engine.time-scale', '0.01', '--web.listen-address', '127.0.0.1:0', '--otlp.endpoint', `http://127.0.0.1:${port}/v1/metrics`, '--otlp.interval', '200ms']);
+    const cli = startCli(['run', '--engine.backend', 'sim', '--engine.time-scale', '0.01', '--web.listen-address', '127.0.0.1:0', '--otlp.endpoint', `http://127.0.0.1:${port}/v1/metrics`, '--otlp.interval', '1s']);
     try {
       const url = await cli.url;
       await until('five failed pushes', () => pushes >= 5, 30_000);

@@ -26,6 +26,12 @@ export interface StatusSurfaceOptions {
 }
 
 const KIND_CACHE_MAX = 10_000;
+/**
+ * ... and at most this many characters of job ids in all: /status job ids may be up to
+ * 1 MiB each (status-schema.ts), so the count alone allowed ~10 GiB: a daemon naming
+ * its jobs anew with 20,000-character ids grew the heap by ~170 KiB/min (the soak).
+ */
+const KIND_CACHE_ID_CHARS = 1 << 20;
 
 /** A pipeline as re-served from a validated snapshot (status-schema.ts). */
 export interface StatusPipeline {
@@ -41,8 +47,10 @@ export class StatusSurface implements Surface {
   readonly attach: AttachSource;
   /** job_id -> kind slot, from the pipelines seen (kept after a job ages out, bounded). */
   private readonly kindOfJob = new Map<string, number>();
-  /** job_id -> total_partitions, as the last snapshot listing it said (bounded). */
+  private kindOfJobChars = 0;
+  /** job_id -> total_partitions, as the last snapshot listing it said (bounded as kindOfJob). */
   private readonly totalOfJob = new Map<string, number>();
+  private totalOfJobChars = 0;
   /** Called with each good snapshot's pipelines (the merge passes partition ends to TIMELINE). */
   onPipelines: ((pipelines: StatusPipeline[]) => void) | null = null;
   /** Per worker id: since when (hrtime) the snapshots show it idle. */
@@ -111,13 +119,26 @@ export class StatusSurface implements Surface {
       const kind = (p as { proof_kind?: unknown })?.proof_kind;
       const total = (p as { total_partitions?: unknown })?.total_partitions;
       if (typeof id === 'string' && typeof total === 'number' && Number.isInteger(total) && total > 0 && total <= 4096) {
-        if (!this.totalOfJob.has(id) && this.totalOfJob.size >= KIND_CACHE_MAX) this.totalOfJob.delete(this.totalOfJob.keys().next().value as string);
+        if (!this.totalOfJob.has(id)) {
+          while (this.totalOfJob.size > 0 && (this.totalOfJob.size >= KIND_CACHE_MAX || this.totalOfJobChars + id.length > KIND_CACHE_ID_CHARS)) {
+            const oldest = this.totalOfJob.keys().next().value as string;
+            this.totalOfJob.delete(oldest);
+            this.totalOfJobChars -= oldest.length;
+          }
+          this.totalOfJobChars += id.length;
+        }
         this.totalOfJob.set(id, total);
       }
       if (typeof id !== 'string' || typeof kind !== 'string' || this.kindOfJob.has(id)) continue;
-      if (this.kindOfJob.size >= KIND_CACHE_MAX) this.kindOfJob.delete(this.kindOfJob.keys().next().value as string);
+      // Oldest out first, until both bounds hold with this id in.
+      while (this.kindOfJob.size > 0 && (this.kindOfJob.size >= KIND_CACHE_MAX || this.kindOfJobChars + id.length > KIND_CACHE_ID_CHARS)) {
+        const oldest = this.kindOfJob.keys().next().value as string;
+        this.kindOfJob.delete(oldest);
+        this.kindOfJobChars -= oldest.length;
+      }
       const k = kindIndex(kind);
       this.kindOfJob.set(id, k < 0 ? OTHER_KIND_INDEX : k);
+      this.kindOfJobChars += id.length;
     }
     this.onPipelines?.(pipelines as StatusPipeline[]);
     const m = this.attach.model;
