@@ -107,7 +107,13 @@ test('a second SIGTERM stops waiting for proofs (cancelled) and still exits 0 af
   cli.child.kill('SIGTERM');
   await cli.line(/"msg":"shutting down"/);
   const t0 = Date.now();
-  cli.child.kill('SIGTERM');
+  // Signals within a second of the one that counted are the same request (signals.ts):
+  // repeat until one counts as the second.
+  await until('a second signal counted', () => {
+    if (cli.stderr.some((l) => /second signal: no longer waiting/.test(l))) return true;
+    cli.child.kill('SIGTERM');
+    return false;
+  }, 20_000);
   const { code } = await cli.exited;
   expect(code).toBe(0);
   expect(Date.now() - t0).toBeLessThan(20_000); // not the 10-minute grace
