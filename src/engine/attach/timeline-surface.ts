@@ -68,6 +68,7 @@ export const TIMELINE_ERRORS = [
   'timeline_missing',
   'timeline_read',
   'timeline_eof',
+  'timeline_skipped', 'timeline_rewritten', // timeline-follower.ts: a backlog past its bound, a rewrite in place
 ] as const;
 
 export interface TimelineOptions {
@@ -230,6 +231,10 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.lastReason = up ? null : reason;
     if (!up) this.log.log('warn', message);
     else if (!was) this.log.log('info', message, true);
+  }
+
+  lost(reason: 'timeline_skipped' | 'timeline_rewritten', message: string): void {
+    this.bad(reason, message);
   }
 
   overlong(timeline: boolean): void {
