@@ -88,7 +88,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.logger;
   // The web config in force (re-read on change and on SIGHUP; web-config.ts).
   const web = new WebConfigHolder(opts.webConfig, log);
-  for (const r of ['connection_limit', 'auth_overload', 'web_config']) opts.source.model.errors.declare(r);
+  for (const r of ['connection_limit', 'pipelining', 'auth_overload', 'web_config']) opts.source.model.errors.declare(r);
   web.onReloadError = (msg) => opts.source.model.errors.inc('web_config', msg);
   const page = loadPageAssets();
 
@@ -114,6 +114,8 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
       }
       if (a !== 'ok') return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
     }
+    // A client that has gone (closed, or closed by the edge for pipelining) gets nothing computed.
+    if (req.socket.destroyed) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
     }
@@ -163,6 +165,7 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     maxConnections: opts.maxConnections,
     onDrop: () => opts.source.model.errors.inc('connection_limit'),
+    onPipelining: () => opts.source.model.errors.inc('pipelining'),
   });
   const server = edge.server;
 
@@ -177,7 +180,10 @@ export function startServer(opts: ServerOptions): Promise<RunningServer> {
     server.once('error', onError);
     server.listen({ host, port }, () => {
       server.off('error', onError);
-      server.on('error', (err) => log.error('http server error', { err: err.message }));
+      server.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EMFILE' || err.code === 'ENFILE') return; // edge.ts: counted, logged, room made
+        log.error('http server error', { err: err.message });
+      });
       const a = server.address() as AddressInfo;
       const shownHost = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
       resolve({
