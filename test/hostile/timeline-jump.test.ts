@@ -8,9 +8,12 @@
  * apart from a stall), the process's peak RSS (VmHWM, < 300 MiB), and the follower still
  * following afterwards. CUZK_JUMP_BYTES runs it with a smaller jump.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { LogFollower } from '../../src/engine/attach/timeline-follower';
 import { find, parse } from '../helpers/prom-text';
 import { killAll, startCli } from './cli-helpers';
 import { tempDir, until } from './web-helpers';
@@ -78,14 +81,17 @@ test('the followed log grown by 40 GiB at once (truncate -s, then a rotation to 
     // The same probe with nothing happening: what this host gives today.
     const base = await probe(url, () => new Promise((r) => setTimeout(r, 1000)));
     const cpu0 = cpuMs(cli.child.pid!);
+    // The file operations are asynchronous here too: a synchronous one would stall this
+    // process, and the probe's latencies with it.
+    const fsp = fs.promises;
     const during = await probe(url, async () => {
-      fs.truncateSync(file, JUMP);
+      await fsp.truncate(file, JUMP);
       await until('the truncate -s jump counted', async () => (await skipped()) === 1, 30_000);
       const big = path.join(d, 'big.log');
-      fs.writeFileSync(big, '');
-      fs.truncateSync(big, JUMP);
-      fs.appendFileSync(big, '\nTIMELINE,30,GPU_END,w1,worker=0,gpu_ms=10\n');
-      fs.renameSync(big, file);
+      await fsp.writeFile(big, '');
+      await fsp.truncate(big, JUMP);
+      await fsp.appendFile(big, '\nTIMELINE,30,GPU_END,w1,worker=0,gpu_ms=10\n');
+      await fsp.rename(big, file);
       await until('the rotation to a 40 GiB file counted', async () => (await skipped()) === 2, 30_000);
     });
     const cpu = cpuMs(cli.child.pid!) - cpu0;
@@ -109,6 +115,41 @@ test('the followed log grown by 40 GiB at once (truncate -s, then a rotation to 
     cli.child.kill('SIGTERM');
     expect(await cli.exited).toEqual({ code: 0, signal: null });
   } finally {
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+});
+
+test('in process: the follower adds nothing measurable to event-loop delay while the log jumps by 40 GiB twice', async () => {
+  const d = tempDir('cuzk-jump-eld-');
+  const file = path.join(d, 'cuzk.log');
+  fs.writeFileSync(file, 'TIMELINE,1,GPU_PICKUP,a,worker=0\n');
+  const lost: string[] = [];
+  const f = new LogFollower({ path: file, pollMs: 100, maxLineBytes: 64 * 1024, catchUpBytes: 8 << 20 }, { lines() {}, overlong() {}, caughtUp() {}, state() {}, lost: (r) => lost.push(r) });
+  // Another process changes the file, as logrotate or an operator would: nothing here blocks.
+  const sh = (cmd: string) => new Promise<void>((resolve, reject) => execFile('sh', ['-c', cmd], (e) => (e ? reject(e) : resolve())));
+  const delay = async (during: () => Promise<void>) => {
+    const h = monitorEventLoopDelay({ resolution: 1 });
+    h.enable();
+    await during();
+    h.disable();
+    return { p99: h.percentile(99) / 1e6, max: h.max / 1e6 };
+  };
+  try {
+    f.start();
+    const base = await delay(() => new Promise((r) => setTimeout(r, 1000)));
+    const jumps = await delay(async () => {
+      await sh(`truncate -s ${JUMP} '${file}'`);
+      await until('the first jump skipped', () => lost.length === 1);
+      await sh(`truncate -s ${JUMP} '${file}.big' && printf '\\nx\\n' >> '${file}.big' && mv '${file}.big' '${file}'`);
+      await until('the second jump skipped', () => lost.length === 2);
+    });
+    const r = (x: number) => Math.round(x * 10) / 10;
+    process.stderr.write(`timeline jump, event-loop delay (ms): ${JSON.stringify({ baseP99: r(base.p99), baseMax: r(base.max), jumpsP99: r(jumps.p99), jumpsMax: r(jumps.max) })}\n`);
+    expect(lost).toEqual(['timeline_skipped', 'timeline_skipped']);
+    // Against the same host a moment before (a loaded host delays every process).
+    expect(jumps.p99).toBeLessThan(Math.max(20, 3 * base.p99));
+  } finally {
+    await f.stop();
     fs.rmSync(d, { recursive: true, force: true });
   }
 });
