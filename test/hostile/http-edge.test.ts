@@ -67,26 +67,32 @@ test('512 connections × 3000 pipelined GET /metrics never read: scrapes succeed
   const port = Number(new URL(url).port);
   const attackers = await pipeliners(port, 512, 3000);
   try {
-    // Scrapes one after another, each on a new connection, for 5 s of attack.
+    // Scrapes one after another, each on a new connection: the first during the connection
+    // storm, then 5 s more.
     const lat: number[] = [];
-    const end = Date.now() + 5_000;
-    while (Date.now() < end) {
+    const scrape = async () => {
       const t0 = performance.now();
       const r = await request(`${url}/metrics`);
       expect(r.status).toBe(200);
       lat.push(performance.now() - t0);
-    }
+    };
+    await scrape();
+    const end = Date.now() + 5_000;
+    while (Date.now() < end) await scrape();
     const rss = peakRssMiB(cli.child.pid!);
     const body = (await request(`${url}/metrics`)).body;
     const closed = find(parse(body), 'cuzk_exporter_errors_total', { reason: 'pipelining' }) ?? 0;
     const r = (x: number) => Math.round(x);
-    process.stderr.write(`pipelining flood: ${JSON.stringify({ scrapes: lat.length, first: r(lat[0]), p50: r(pct(lat, 50)), p99: r(pct(lat, 99)), peakRssMiB: r(rss), closedForPipelining: closed })}\n`);
+    const rest = lat.slice(1);
+    process.stderr.write(`pipelining flood: ${JSON.stringify({ scrapes: lat.length, first: r(lat[0]), thenP50: r(pct(rest, 50)), thenP99: r(pct(rest, 99)), peakRssMiB: r(rss), closedForPipelining: closed })}\n`);
     expect(rss).toBeLessThan(300);
     // Each attacker got at most 5 answers (one, then 4 pipelined in a row), then was closed.
     expect(closed).toBeGreaterThanOrEqual(500);
-    // After the connection storm (accepted one per event-loop turn, in order), scrapes are
+    // The first scrape's connection waits in the kernel's accept queue behind the 512
+    // (libuv accepts one connection per event-loop turn); after that storm, scrapes are
     // answered as usual: the median, not only the last one.
-    expect(pct(lat, 50)).toBeLessThan(100);
+    expect(lat.length).toBeGreaterThanOrEqual(10);
+    expect(pct(lat.slice(1), 50)).toBeLessThan(100);
   } finally {
     for (const s of attackers) s.destroy();
   }
