@@ -15,11 +15,11 @@
  *    is not "in progress": it can be closed at the cap like an idle one (after those).
  *  - One request at a time per connection, as Go serves a connection (request-queue.ts): a
  *    pipelined request waits, uncomputed, until the answer before it has been handed to the
- *    system; with `maxPipelined` (16) waiting, nothing more is read from the connection (the
- *    client's writes block); more than 16 answers in a row to requests sent before the
+ *    system; with `maxPipelined` (4) waiting, nothing more is read from the connection (the
+ *    client's writes block); more than 4 answers in a row to requests sent before the
  *    answer before them closes the connection (counted `reason="pipelining"`); what waited
  *    on a closed connection is never computed. So 3000 pipelined requests never read, on
- *    each of 512 connections, cost 17 answers each, not 1.5 million.
+ *    each of 512 connections, cost 5 answers each, not 1.5 million.
  *  - An answer that makes no progress to the client for `writeStallMs` (30 s) closes its
  *    connection.
  *  - File descriptors: the cap is also kept below what the process can open (the soft
