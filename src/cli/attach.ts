@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { grpcTarget } from '../engine/attach/grpc-surface';
 import { MergedAttachSource } from '../engine/attach/merge';
 import type { Logger } from '../util/logger';
+import { fileKind } from '../util/regular-file';
 import { Resolved, UsageError } from './options';
 import { checkWebFlags, serve, untilSignal, webConfigFrom } from './serve';
 
@@ -50,6 +51,8 @@ export function checkSurfaceFlags(o: Resolved): { statusUrl?: string; grpcAddres
       if (!fs.existsSync(dir)) throw new UsageError(`--cuzk.timeline-file "${timelineFile}": folder ${dir} does not exist`);
     }
     if (st && st.isDirectory()) throw new UsageError(`--cuzk.timeline-file "${timelineFile}" is a directory, not cuzk's log file`);
+    // As the follower refuses it once running (timeline-follower.ts): only regular files.
+    if (st && !st.isFile()) throw new UsageError(`--cuzk.timeline-file "${timelineFile}" is ${fileKind(st)}, not a regular file (to read a pipe or a stream, give --cuzk.timeline-file - and feed it on standard input)`);
   }
   return { statusUrl, grpcAddress, timelineFile };
 }

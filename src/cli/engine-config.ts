@@ -2,11 +2,11 @@
  * Builds the native engine's JSON config from flags (and --engine.config, which flags
  * override). Keys are those of native/README.md.
  */
-import * as fs from 'node:fs';
 import { EngineConfig, NativeEngine } from '../engine/native-engine';
 import { parseStrictJson } from '../util/strict-json';
 import { checkMemoryBudget, kindsToRun } from './budget-check';
-import { isExplicit, Resolved, UsageError } from './options';
+import { FileRefused, readRegularFile } from '../util/regular-file';
+import { isExplicit, MAX_CONFIG_BYTES, Resolved, UsageError } from './options';
 
 export function engineConfigFrom(o: Resolved): EngineConfig {
   let base: EngineConfig = {};
@@ -14,8 +14,9 @@ export function engineConfigFrom(o: Resolved): EngineConfig {
   if (file) {
     let text: string;
     try {
-      text = fs.readFileSync(file, 'utf8');
+      text = readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
     } catch (e) {
+      if (e instanceof FileRefused) throw new UsageError(`--engine.config ${file}: ${e.message}`);
       throw new UsageError(`--engine.config ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
     try {

@@ -3,12 +3,16 @@
  * cuzk-exporter CLI (DESIGN §8). Exit codes: 0 ok, 1 runtime failure (or failed proofs),
  * 2 bad flags or configuration (one readable line on stderr).
  */
+// First, before yargs and the rest load (a few hundred ms on a busy host): from here on a
+// SIGINT/SIGTERM/SIGHUP is caught and acted on once the command is known, never Node's
+// default kill (signals.ts).
+import { armSignals, endAtOnceOnSignal, exitWhenDrained, installSignalHandlers } from './signals';
+if (require.main === module) armSignals();
 import yargs, { Argv } from 'yargs';
 import { createLogger, LogFormat, LogLevel } from '../util/logger';
 import { packageVersion } from '../util/package-root';
 import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
 import { FLEET_HELP } from './fleet-help';
-import { installSignalHandlers } from './signals';
 
 const COMMANDS: Record<Command, string> = {
   run: 'Run the reference GPU prover with a proof workload and serve its metrics (the default for npm start)',
@@ -42,6 +46,7 @@ async function dispatch(cmd: Command, argv: Record<string, unknown>): Promise<nu
   // Long-running commands catch SIGINT/SIGTERM/SIGHUP from here on, before anything heavy
   // loads: a signal during startup is an orderly shutdown, not a kill (signals.ts).
   if (cmd === 'run' || cmd === 'attach' || cmd === 'prove' || cmd === 'simulate' || cmd === 'fleet') installSignalHandlers(log);
+  else endAtOnceOnSignal();
   switch (cmd) {
     case 'run':
       return (await import('./run')).runCommand(o, log);
@@ -130,7 +135,7 @@ if (require.main === module) {
   main(process.argv.slice(2)).then(
     // On success let the event loop drain by itself: exiting proves nothing was left
     // running (engine threads joined, servers closed). Failures exit at once.
-    (code) => (code === 0 ? (process.exitCode = 0) : process.exit(code)),
+    (code) => (code === 0 ? exitWhenDrained(0) : process.exit(code)),
     (e: Error) => {
       process.stderr.write(`cuzk-exporter: ${e.message}\n`);
       process.exit(1);

@@ -5,9 +5,9 @@
  * config file (--config.file, YAML or JSON, keys are flag names), the default.
  * Bad values give one readable line (UsageError) and a non-zero exit.
  */
-import * as fs from 'node:fs';
 import YAML from 'yaml';
 import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
+import { FileRefused, readRegularFile } from '../util/regular-file';
 import { parseStrictJson } from '../util/strict-json';
 import { PROOF_KINDS } from '../engine/kinds';
 
@@ -191,14 +191,19 @@ function coerce(spec: OptSpec, raw: unknown, origin: string): string | number | 
   }
 }
 
+/** --config.file and --engine.config: far above any real one. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 function readConfigFile(file: string): Record<string, unknown> {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    // A regular file of at most 1 MiB, or a refusal before anything is read (a FIFO would
+    // hang the start, /dev/zero would fill memory): regular-file.ts.
+    text = readRegularFile(file, MAX_CONFIG_BYTES).toString('utf8');
   } catch (e) {
+    if (e instanceof FileRefused) throw new UsageError(`--config.file ${file}: ${e.message}`);
     throw new UsageError(`--config.file ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
-  if (text.length > 1024 * 1024) throw new UsageError(`--config.file ${file}: larger than 1 MiB`);
   let doc: unknown;
   try {
     // Duplicate keys and deep nesting are errors in both formats (strict-json.ts).

@@ -1,31 +1,44 @@
 /**
- * Process signals for the long-running commands (run, attach, prove), installed as early
- * as the command is known — before the engine opens or the server listens — so a SIGTERM
- * during startup is as orderly as one later (the command starts, sees it, and stops):
+ * Process signals for the long-running commands (run, attach, prove, simulate, fleet). Armed by
+ * main.ts before anything else loads, so from the moment our code runs a signal is caught,
+ * never Node's default kill; what it does depends on what the process has become:
  *
- *   1st SIGINT/SIGTERM  orderly shutdown (proofs in flight get --shutdown.grace)
- *   2nd                 hurry: stop waiting for proofs (they are cancelled), still close
- *                       the engine and server cleanly (exit 0)
- *   3rd                 exit at once, 128 + signal number (a stuck shutdown can always be ended)
- *   SIGHUP              reload the web config (--web.config.file); never exits
+ *   before the command is known   remembered (the command, once known, acts on it)
+ *   1st SIGINT/SIGTERM            orderly shutdown (proofs in flight get --shutdown.grace)
+ *   2nd                           hurry: stop waiting for proofs (they are cancelled), still
+ *                                 close the engine and server cleanly (exit 0)
+ *   3rd                           exit at once, 128 + signal number (a stuck shutdown can
+ *                                 always be ended)
+ *   SIGHUP                        reload the web config (--web.config.file); never exits
+ *   short commands (dashboards, bench, --help): exit at once with 128 + signal number.
  *
- * The same signal again within REPEAT_MS counts once: under `npm start` (which execs node,
+ * Signals less than REPEAT_WINDOW_MS after the last one that counted are the same request:
+ * a burst (a supervisor's kill loop, Ctrl-C delivered to both `npm start` and us) is one
+ * orderly shutdown, not an escalation to "exit at once". Under `npm start` (which execs node,
  * so npm's child is the exporter) a Ctrl-C reaches us twice, from the terminal (the whole
- * foreground process group) and forwarded by npm, as does a SIGTERM sent to the process
- * group (systemd's default KillMode); that is one request to stop, not a hurry.
+ * foreground process group) and forwarded by npm, as does a SIGTERM sent to the process group
+ * (systemd's default KillMode).
+ *
+ * And never a death by the signal while exiting: when the event loop has drained, Node's
+ * teardown would put the default action back before the process is gone, so a signal in
+ * that last moment killed it; exitWhenDrained ends the process from the 'exit' event instead.
  *
  * Small on purpose (no imports beyond the logger type): main.ts loads it before anything heavy.
  */
 import type { Logger } from '../util/logger';
 
 const SIGNO: Record<string, number> = { SIGINT: 2, SIGTERM: 15 };
-
-/** A repeat of the same signal within this many ms is the same request delivered twice. */
-export const REPEAT_MS = 300;
+/** Signals closer than this to the last one counted are one request (see above). */
+export const REPEAT_WINDOW_MS = 1000;
 
 interface State {
-  log: Logger;
+  log: Logger | null;
+  /** pending: command not known yet; orderly: a long-running command; immediate: a short one. */
+  mode: 'pending' | 'orderly' | 'immediate';
   count: number;
+  /** performance.now() of the last signal that counted. */
+  lastCounted: number;
+  lastSignal: NodeJS.Signals | null;
   first: Promise<string>;
   resolveFirst(sig: string): void;
   again: (() => void)[];
@@ -34,59 +47,86 @@ interface State {
 
 let state: State | null = null;
 
-/** Installs the handlers (once per process; later calls only swap the logger). */
-export function installSignalHandlers(log: Logger): void {
-  if (state) {
-    state.log = log;
-    return;
-  }
+function exitAtOnce(sig: NodeJS.Signals): never {
+  process.exit(128 + (SIGNO[sig] ?? 15));
+}
+
+/** Catches SIGINT, SIGTERM and SIGHUP from now on (once per process; main.ts calls it first). */
+export function armSignals(): void {
+  if (state) return;
   let resolveFirst!: (sig: string) => void;
   const first = new Promise<string>((r) => (resolveFirst = r));
-  const s: State = { log, count: 0, first, resolveFirst, again: [], reload: [] };
+  const s: State = { log: null, mode: 'pending', count: 0, lastCounted: 0, lastSignal: null, first, resolveFirst, again: [], reload: [] };
   state = s;
-  let last: { sig: string; at: number } | null = null;
   const onSignal = (sig: NodeJS.Signals) => {
     const now = performance.now();
-    if (last && last.sig === sig && now - last.at < REPEAT_MS) {
-      s.log.debug('same signal again at once: counted once (delivered twice, e.g. by the terminal and by npm)', { signal: sig });
-      return;
-    }
-    last = { sig, at: now };
+    if (s.count > 0 && now - s.lastCounted < REPEAT_WINDOW_MS) return; // the same request
     s.count++;
+    s.lastCounted = now;
+    s.lastSignal = sig;
+    if (s.mode === 'immediate') exitAtOnce(sig);
     if (s.count === 1) {
       s.resolveFirst(sig);
       return;
     }
     if (s.count === 2) {
-      s.log.warn('second signal: no longer waiting for proofs in flight (they are cancelled); a third signal exits at once', { signal: sig });
+      s.log?.warn('second signal: no longer waiting for proofs in flight (they are cancelled); a third signal exits at once', { signal: sig });
       for (const f of s.again.splice(0)) {
         try {
           f();
         } catch (e) {
-          s.log.error('shutdown step failed', { err: (e as Error).message });
+          s.log?.error('shutdown step failed', { err: (e as Error).message });
         }
       }
       return;
     }
-    s.log.error('third signal: exiting now, without closing', { signal: sig });
-    process.exit(128 + (SIGNO[sig] ?? 15));
+    s.log?.error('third signal: exiting now, without closing', { signal: sig });
+    exitAtOnce(sig);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  log.debug('signal handlers installed', { signals: 'SIGINT,SIGTERM,SIGHUP' });
   process.on('SIGHUP', () => {
     if (s.reload.length === 0) {
-      s.log.info('SIGHUP: nothing to reload (no --web.config.file, or the server is not up yet)');
+      s.log?.info('SIGHUP: nothing to reload (no --web.config.file, or the server is not up yet)');
       return;
     }
     for (const f of s.reload) {
       try {
         f();
       } catch (e) {
-        s.log.error('reload failed', { err: (e as Error).message });
+        s.log?.error('reload failed', { err: (e as Error).message });
       }
     }
   });
+}
+
+/** A long-running command: signals shut it down in order (arms them if main.ts did not). */
+export function installSignalHandlers(log: Logger): void {
+  armSignals();
+  const s = state!;
+  const was = s.log;
+  s.log = log;
+  if (s.mode === 'orderly' && was) return;
+  s.mode = 'orderly';
+  log.debug('signal handlers installed', { signals: 'SIGINT,SIGTERM,SIGHUP' });
+}
+
+/** A short command (nothing to shut down): a signal ends it at once, 128 + signal number. */
+export function endAtOnceOnSignal(): void {
+  if (!state) return;
+  state.mode = 'immediate';
+  if (state.count > 0 && state.lastSignal) exitAtOnce(state.lastSignal);
+}
+
+/**
+ * The command is done and the event loop is left to drain (that nothing keeps running is
+ * part of a clean stop). When it has, end the process from the 'exit' event: Node's own
+ * teardown after it would restore the default signal actions while the process still
+ * exists, and a signal in that moment would kill it instead of exit `code`.
+ */
+export function exitWhenDrained(code: number): void {
+  process.exitCode = code;
+  process.once('exit', (c) => process.exit(c));
 }
 
 /** Resolves on the first SIGINT/SIGTERM (at once if one came already). */

@@ -32,6 +32,7 @@ import * as path from 'node:path';
 import * as tls from 'node:tls';
 import YAML from 'yaml';
 import type { Logger } from '../util/logger';
+import { FileRefused, readRegularFile } from '../util/regular-file';
 import { BcryptPool } from './bcrypt-pool';
 
 export type ClientAuth = 'NoClientCert' | 'RequestClientCert' | 'RequireAnyClientCert' | 'VerifyClientCertIfGiven' | 'RequireAndVerifyClientCert';
@@ -163,11 +164,11 @@ function parseYaml(file: string, text: string): unknown {
 export function loadWebConfig(file: string): WebConfig {
   let text: string;
   try {
-    const st = fs.statSync(file);
-    if (st.isFile() && st.size > MAX_FILE_BYTES) fail(file, `larger than ${MAX_FILE_BYTES} bytes`);
-    text = fs.readFileSync(file, 'utf8');
+    // Regular files only, size-capped, never a blocking open (regular-file.ts): a FIFO or
+    // /dev/zero here, at start or at a reload, is one refusal, not a hang or 3 GB.
+    text = readRegularFile(file, MAX_FILE_BYTES).toString('utf8');
   } catch (e) {
-    if ((e as Error).message.startsWith('web config')) throw e;
+    if (e instanceof FileRefused) fail(file, e.message);
     fail(file, `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   const files = [path.resolve(file)];
@@ -182,11 +183,9 @@ export function loadWebConfig(file: string): WebConfig {
     const abs = path.resolve(dir, p);
     files.push(abs);
     try {
-      const st = fs.statSync(abs);
-      if (st.isFile() && st.size > MAX_FILE_BYTES) fail(file, `${key}: ${p} is larger than ${MAX_FILE_BYTES} bytes`);
-      return fs.readFileSync(abs);
+      return readRegularFile(abs, MAX_FILE_BYTES);
     } catch (e) {
-      if ((e as Error).message.startsWith('web config')) throw e;
+      if (e instanceof FileRefused) fail(file, `${key}: ${p} ${e.message}`);
       fail(file, `${key}: cannot read ${p}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   };

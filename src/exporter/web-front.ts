@@ -48,7 +48,7 @@ export interface WebFrontOptions {
   /** Connections open at once (--web.max-connections; edge.ts). */
   maxConnections?: number;
   logger: Logger;
-  /** Where connection_limit, auth_overload and web_config errors are counted. */
+  /** Where connection_limit, pipelining, auth_overload and web_config errors are counted. */
   errors: ErrorCounts;
   route(r: RouteRequest): Promise<void> | void;
 }
@@ -66,7 +66,7 @@ export function startWebFront(opts: WebFrontOptions): Promise<RunningServer> {
   const { host, port } = parseListenAddress(opts.listenAddress);
   const log = opts.logger;
   const web = new WebConfigHolder(opts.webConfig, log);
-  for (const r of ['connection_limit', 'auth_overload', 'web_config']) opts.errors.declare(r);
+  for (const r of ['connection_limit', 'pipelining', 'auth_overload', 'web_config']) opts.errors.declare(r);
   web.onReloadError = (msg) => opts.errors.inc('web_config', msg);
 
   const send: Send = (res, code, type, body, extra = {}) => {
@@ -90,6 +90,8 @@ export function startWebFront(opts: WebFrontOptions): Promise<RunningServer> {
       }
       if (a !== 'ok') return send(res, 401, 'text/plain; charset=utf-8', 'unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cuzk-exporter"' });
     }
+    // A client that has gone (closed, or closed by the edge for pipelining) gets nothing computed.
+    if (req.socket.destroyed) return;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
     }
@@ -113,6 +115,7 @@ export function startWebFront(opts: WebFrontOptions): Promise<RunningServer> {
     log,
     maxConnections: opts.maxConnections,
     onDrop: () => opts.errors.inc('connection_limit'),
+    onPipelining: () => opts.errors.inc('pipelining'),
   });
   const server = edge.server;
 
@@ -127,7 +130,10 @@ export function startWebFront(opts: WebFrontOptions): Promise<RunningServer> {
     server.once('error', onError);
     server.listen({ host, port }, () => {
       server.off('error', onError);
-      server.on('error', (err) => log.error('http server error', { err: err.message }));
+      server.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EMFILE' || err.code === 'ENFILE') return; // edge.ts: counted, logged, room made
+        log.error('http server error', { err: err.message });
+      });
       const a = server.address() as AddressInfo;
       const shownHost = !host || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : a.family === 'IPv6' ? `[${a.address}]` : a.address;
       resolve({

@@ -7,6 +7,18 @@
  *
  * On start an existing file is caught up from its tail (at most `catchUpBytes`), marked as
  * history so the consumer can rebuild current state without counting old work again.
+ *
+ * Bounded whatever the file does (docs/hostile-inputs.md, issue 20):
+ *  - every read is asynchronous, at most READ_CHUNK at a time, at most `readPerLookBytes` per
+ *    look (the next look then comes at once): the event loop never waits on the file;
+ *  - a backlog larger than `maxBacklogBytes` (a file rotated to, or `truncate -s` to, many
+ *    GiB) is not read: the follower skips to its last `catchUpBytes`, reads those as
+ *    history (as at start) and reports the skipped bytes (`timeline_skipped`);
+ *  - a copytruncate after which more was written than before within one look (same inode,
+ *    size not smaller) is told apart from an append by the bytes just before the read
+ *    position, remembered from the last read and compared on the next: if they changed,
+ *    the file is read again from its start (`timeline_rewritten`). A rewrite that leaves
+ *    those bytes identical (a log of byte-identical lines) cannot be seen.
  */
 import * as fs from 'node:fs';
 import type { Readable } from 'node:stream';
@@ -24,6 +36,11 @@ export interface FollowerSink {
   caughtUp(hr: number): void;
   /** Readable or not (up), with an error reason when it changes or fails. */
   state(up: boolean, reason: string | null, message: string): void;
+  /**
+   * Bytes given up (`timeline_skipped`: a backlog past the bound) or a rewrite in place seen
+   * (`timeline_rewritten`): counted by the consumer under that reason.
+   */
+  lost(reason: 'timeline_skipped' | 'timeline_rewritten', message: string): void;
 }
 
 export interface FollowerOptions {
@@ -35,11 +52,27 @@ export interface FollowerOptions {
   catchUpBytes: number;
   /** Standard input stand-in (tests); default process.stdin. */
   stdin?: Readable;
+  /** Most bytes one look reads (default 4 MiB); the rest waits for the next look, at once. */
+  readPerLookBytes?: number;
+  /** A backlog past this is skipped to its last catchUpBytes (default max(catchUpBytes, 64 MiB)). */
+  maxBacklogBytes?: number;
 }
 
 const hrNow = (): number => Number(process.hrtime.bigint());
+/** One read (the event loop gets a turn between two). */
 const READ_CHUNK = 1 << 20;
+const READ_PER_LOOK = 4 << 20;
+const MAX_BACKLOG = 64 << 20;
+/** Bytes before the read position remembered to tell a rewrite from an append. */
+const FINGERPRINT = 256;
 const NL = 10;
+const { O_RDONLY, O_NONBLOCK } = fs.constants;
+
+function readAt(fd: number, buf: Buffer, len: number, at: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.read(fd, buf, 0, len, at, (err, n) => (err ? reject(err) : resolve(n))));
+}
+
+const allZero = (b: Buffer): boolean => b.every((x) => x === 0);
 
 /** Splits byte chunks into whole lines, bounding the one partial line it carries. */
 export class LineSplitter {
@@ -110,10 +143,24 @@ export class LogFollower {
   private ino = -1;
   private dev = -1;
   private pos = 0;
+  /** Bytes before this offset are history (the catch-up from a tail). */
+  private historyUntil = 0;
+  /** The last bytes before `pos`, as read (compared on the next read: a rewrite?). */
+  private readonly fp = Buffer.alloc(FINGERPRINT);
+  private fpLen = 0;
+  /** mtime/ctime of the file at the last look: unchanged with the same size, nothing new. */
+  private mtimeMs = -1;
+  private ctimeMs = -1;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private first = true;
-  private readonly buf = Buffer.allocUnsafe(READ_CHUNK);
+  /** The last look stopped at its read budget: more is waiting. */
+  private behind = false;
+  /** Looks run one at a time, in order. */
+  private chain: Promise<void> = Promise.resolve();
+  private readonly buf = Buffer.allocUnsafe(READ_CHUNK + FINGERPRINT);
+  private readonly perLook: number;
+  private readonly maxBacklog: number;
   private missingReported = false;
   private stdinListeners: { data: (b: Buffer) => void; end: () => void; error: (e: Error) => void } | null = null;
   up = false;
@@ -123,6 +170,8 @@ export class LogFollower {
     private readonly sink: FollowerSink,
   ) {
     this.splitter = new LineSplitter(sink, opts.maxLineBytes);
+    this.perLook = Math.max(1, opts.readPerLookBytes ?? READ_PER_LOOK);
+    this.maxBacklog = Math.max(opts.maxBacklogBytes ?? MAX_BACKLOG, opts.catchUpBytes);
   }
 
   /** Bytes of a partial line held now. */
@@ -137,18 +186,21 @@ export class LogFollower {
   start(): void {
     this.stopped = false;
     if (this.isStdin) return this.startStdin();
-    const loop = () => {
+    const loop = async () => {
+      this.timer = null;
       if (this.stopped) return;
-      this.look();
-      if (!this.stopped) this.timer = setTimeout(loop, this.opts.pollMs);
+      await this.enqueue();
+      if (!this.stopped) this.timer = setTimeout(loop, this.behind ? 0 : this.opts.pollMs);
     };
-    loop();
+    void loop();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // A read in flight finishes first: its fd must not be closed (and reused) under it.
+    await this.chain;
     this.closeFd();
     if (this.stdinListeners) {
       const s = this.opts.stdin ?? process.stdin;
@@ -169,6 +221,7 @@ export class LogFollower {
       }
     }
     this.fd = -1;
+    this.fpLen = 0;
   }
 
   private setUp(up: boolean, reason: string | null, message: string): void {
@@ -189,22 +242,31 @@ export class LogFollower {
     s.resume();
   }
 
-  /** One look at the file now (tests call it instead of waiting for the timer). */
-  tick(): Promise<void> {
-    this.look();
-    return Promise.resolve();
+  private enqueue(): Promise<void> {
+    this.chain = this.chain.then(() => this.look());
+    return this.chain;
   }
 
   /**
-   * One look at the file: open, rotate, truncate, read what is new. Never throws.
-   * Synchronous on purpose: a stat and a read of a local log in the page cache cost
-   * microseconds, far less CPU than the thread-pool round trips of their async forms, ten
-   * times a second (bench/attach-poll.ts).
+   * Looks at the file now, and again while a look stopped at its read budget, so that
+   * everything written before the call has been read (tests: no waiting for the timer).
    */
-  private look(): void {
+  async tick(): Promise<void> {
+    await this.enqueue();
+    while (this.behind && !this.stopped) await this.enqueue();
+  }
+
+  /**
+   * One look at the file: open, rotate, truncate, read what is new (at most perLook bytes).
+   * Never throws. The stat, open and fstat are synchronous (metadata, bounded, and the open
+   * is non-blocking so a FIFO swapped in cannot hang it); every read is asynchronous.
+   */
+  private async look(): Promise<void> {
+    if (this.stopped) return;
     const path = this.opts.path;
     // Taken before the stat: "caught up at lookHr" vouches only for what was written before it.
     const lookHr = hrNow();
+    this.behind = false;
     try {
       let st: fs.Stats | null = null;
       try {
@@ -214,11 +276,18 @@ export class LogFollower {
         if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
       }
       if (this.fd >= 0 && st && (st.ino !== this.ino || st.dev !== this.dev)) {
-        // Rotated by rename: finish the old file, then follow the new one from its start.
-        this.readToEnd();
+        // Rotated by rename: finish the old file (what was written to it since the last
+        // look: a GPU_END lost here would leave a worker busy for ever), then follow the new
+        // one from its start.
+        if (!(await this.drain())) {
+          this.behind = true;
+          return;
+        }
         this.closeFd();
         this.splitter.reset();
+        this.mtimeMs = this.ctimeMs = -1;
       }
+      if (this.stopped) return;
       if (this.fd < 0) {
         if (!st) {
           this.first = false;
@@ -228,32 +297,20 @@ export class LogFollower {
           }
           return;
         }
-        if (!st.isFile()) throw Object.assign(new Error('not a regular file (a pipe or a stream: use --cuzk.timeline-file - and feed it on standard input)'), { code: 'EINVAL' });
-        this.fd = fs.openSync(path, 'r');
-        const fst = fs.fstatSync(this.fd);
-        this.ino = fst.ino;
-        this.dev = fst.dev;
-        this.missingReported = false;
-        this.pos = 0;
-        if (this.first) {
-          // Present at start: catch up from its tail, as history.
-          this.first = false;
-          const size = fst.size;
-          let from = Math.max(0, size - this.opts.catchUpBytes);
-          if (from > 0) from = this.lineStartAfter(from, size);
-          this.pos = from;
-          this.setUp(true, null, `following ${path}`);
-          this.readRange(size, true);
-        } else this.setUp(true, null, `following ${path}`);
+        await this.open(path, st);
       } else if (st && st.size < this.pos) {
         // Truncated in place (copytruncate): what follows is new.
-        this.pos = 0;
-        this.splitter.reset();
+        this.restartAt(0);
       }
-      // Nothing new since the last look: the stat said so, no read needed.
-      if (st && st.size === this.pos && st.ino === this.ino && st.dev === this.dev) this.sink.caughtUp(lookHr);
-      else this.readToEnd();
-      if (!this.up) this.setUp(true, null, `following ${path}`);
+      if (st && st.size === this.pos && st.mtimeMs === this.mtimeMs && st.ctimeMs === this.ctimeMs && st.ino === this.ino && st.dev === this.dev) {
+        // Nothing new since the last look: the stat said so, no read needed.
+        this.sink.caughtUp(lookHr);
+      } else if (!(await this.drain())) this.behind = true;
+      if (st) {
+        this.mtimeMs = st.mtimeMs;
+        this.ctimeMs = st.ctimeMs;
+      }
+      if (!this.up && this.fd >= 0) this.setUp(true, null, `following ${path}`);
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       this.closeFd();
@@ -262,11 +319,43 @@ export class LogFollower {
     }
   }
 
+  private async open(path: string, st: fs.Stats): Promise<void> {
+    const notFile = () => Object.assign(new Error('not a regular file (a pipe or a stream: use --cuzk.timeline-file - and feed it on standard input)'), { code: 'EINVAL' });
+    if (!st.isFile()) throw notFile();
+    // Non-blocking: a FIFO swapped in after the stat opens at once (and is refused below).
+    this.fd = fs.openSync(path, O_RDONLY | O_NONBLOCK);
+    const fst = fs.fstatSync(this.fd);
+    if (!fst.isFile()) throw notFile();
+    this.ino = fst.ino;
+    this.dev = fst.dev;
+    this.missingReported = false;
+    this.restartAt(0);
+    this.mtimeMs = this.ctimeMs = -1;
+    if (this.first) {
+      // Present at start: catch up from its tail, as history.
+      this.first = false;
+      const size = fst.size;
+      let from = Math.max(0, size - this.opts.catchUpBytes);
+      if (from > 0) from = await this.lineStartAfter(from, size);
+      this.pos = from;
+      this.historyUntil = size;
+    }
+    this.setUp(true, null, `following ${path}`);
+  }
+
+  /** Reads from a new position: nothing before it is remembered. */
+  private restartAt(pos: number): void {
+    this.pos = pos;
+    this.historyUntil = 0;
+    this.fpLen = 0;
+    this.splitter.reset();
+  }
+
   /** The offset just after the first newline at or after `from` (the catch-up skips a partial line). */
-  private lineStartAfter(from: number, size: number): number {
+  private async lineStartAfter(from: number, size: number): Promise<number> {
     let p = from - 1; // a newline just before `from` means `from` starts a line
-    while (p < size) {
-      const n = fs.readSync(this.fd, this.buf, 0, Math.min(READ_CHUNK, size - p), p);
+    while (p < size && !this.stopped) {
+      const n = await readAt(this.fd, this.buf, Math.min(READ_CHUNK, size - p), p);
       if (n <= 0) return size;
       const nl = this.buf.indexOf(NL, 0);
       if (nl >= 0 && nl < n) return p + nl + 1;
@@ -275,26 +364,79 @@ export class LogFollower {
     return size;
   }
 
-  private readRange(until: number, history: boolean): void {
-    while (this.pos < until && !this.stopped) {
-      const readHr = hrNow();
-      const n = fs.readSync(this.fd, this.buf, 0, Math.min(READ_CHUNK, until - this.pos), this.pos);
-      if (n <= 0) return;
-      this.pos += n;
-      this.splitter.push(this.buf.subarray(0, n), history, readHr);
+  /** Keeps the last FINGERPRINT bytes before `pos`, `data` being what was just read up to it. */
+  private remember(data: Buffer): void {
+    if (data.length >= FINGERPRINT) {
+      data.copy(this.fp, 0, data.length - FINGERPRINT);
+      this.fpLen = FINGERPRINT;
+      return;
     }
+    const keep = Math.min(this.fpLen, FINGERPRINT - data.length);
+    this.fp.copy(this.fp, 0, this.fpLen - keep, this.fpLen);
+    data.copy(this.fp, keep);
+    this.fpLen = keep + data.length;
   }
 
-  private readToEnd(): void {
-    while (this.fd >= 0 && !this.stopped) {
-      const readHr = hrNow();
-      const n = fs.readSync(this.fd, this.buf, 0, READ_CHUNK, this.pos);
-      if (n <= 0) {
-        this.sink.caughtUp(readHr);
-        return;
-      }
-      this.pos += n;
-      this.splitter.push(this.buf.subarray(0, n), false, readHr);
+  /**
+   * Reads from `pos` to the end of the file, at most perLook bytes; true when the end was
+   * reached. A backlog past maxBacklog is skipped first; the bytes before `pos` are checked
+   * against what was read there (a rewrite in place is read again from the start).
+   */
+  private async drain(): Promise<boolean> {
+    const path = this.opts.path;
+    const size = fs.fstatSync(this.fd).size;
+    if (size - this.pos > this.maxBacklog) {
+      const skipped = size - this.pos;
+      const from = await this.lineStartAfter(Math.max(this.pos, size - this.opts.catchUpBytes), size);
+      this.sink.lost(
+        'timeline_skipped',
+        `${path}: ${skipped} bytes arrived at once (more than ${this.maxBacklog} behind): skipped ${from - this.pos} to read only the last ${size - from} (as history, as at start); the work in the skipped part is not counted`,
+      );
+      this.restartAt(from);
+      this.historyUntil = size;
     }
+    let budget = this.perLook;
+    let verify = this.fpLen > 0;
+    while (!this.stopped) {
+      if (budget <= 0) return false;
+      const back = verify ? this.fpLen : 0;
+      let len = Math.min(READ_CHUNK, budget);
+      const history = this.pos < this.historyUntil;
+      if (history) len = Math.min(len, this.historyUntil - this.pos);
+      const readHr = hrNow();
+      const n = await readAt(this.fd, this.buf, back + len, this.pos - back);
+      if (verify) {
+        verify = false;
+        const before = this.buf.subarray(0, Math.min(n, back));
+        if (n < back || !before.equals(this.fp.subarray(0, back))) {
+          if (n >= back && allZero(before)) {
+            // A hole: truncated, and the writer (not in append mode) kept its offset: what
+            // is past our position is new, as before.
+            this.fpLen = 0;
+          } else {
+            this.sink.lost('timeline_rewritten', `${path}: rewritten in place since the last look (a copytruncate, then more than before written): read again from its start`);
+            this.restartAt(0);
+            verify = false;
+            continue;
+          }
+        }
+      }
+      const got = n - back;
+      if (got <= 0) {
+        this.sink.caughtUp(readHr);
+        return true;
+      }
+      const data = this.buf.subarray(back, n);
+      this.pos += got;
+      budget -= got;
+      this.remember(data);
+      this.splitter.push(data, history, readHr);
+      if (got < len) {
+        // A short read of a regular file: its end, at readHr.
+        this.sink.caughtUp(readHr);
+        return true;
+      }
+    }
+    return true;
   }
 }

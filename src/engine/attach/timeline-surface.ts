@@ -61,6 +61,7 @@ export const TIMELINE_ERRORS = [
   'timeline_torn',
   'timeline_clock',
   'timeline_gpu_end_missing',
+  'timeline_skipped', 'timeline_rewritten', // timeline-follower.ts: a backlog past its bound, a rewrite in place
 ] as const;
 
 export interface TimelineOptions {
@@ -216,6 +217,10 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.lastReason = up ? null : reason;
     if (!up) this.log.log('warn', message);
     else if (!was) this.log.log('info', message, true);
+  }
+
+  lost(reason: 'timeline_skipped' | 'timeline_rewritten', message: string): void {
+    this.bad(reason, message);
   }
 
   overlong(timeline: boolean): void {

@@ -1,0 +1,27 @@
+/** A FollowerSink that records what the log follower hands on (timeline-follower tests, fuzz). */
+import type { FollowerSink } from '../../src/engine/attach/timeline-follower';
+
+export class RecordingSink implements FollowerSink {
+  live: string[] = [];
+  history: string[] = [];
+  lostReasons: string[] = [];
+  states: [boolean, string | null][] = [];
+  overlongs = 0;
+  caughtUps = 0;
+  lines(text: string, history: boolean): void {
+    const ls = text.split('\n').slice(0, -1);
+    (history ? this.history : this.live).push(...ls);
+  }
+  overlong(): void {
+    this.overlongs++;
+  }
+  caughtUp(): void {
+    this.caughtUps++;
+  }
+  state(up: boolean, reason: string | null): void {
+    this.states.push([up, reason]);
+  }
+  lost(reason: string): void {
+    this.lostReasons.push(reason);
+  }
+}
