@@ -1,8 +1,9 @@
 /**
  * The OpenTelemetry side: one MeterProvider whose readers are the Prometheus exporter
  * (serialisation only; we serve HTTP ourselves, see server.ts) and, optionally, an OTLP
- * push reader. Gauges/counters come from StateMetricProducer, histograms from SDK
- * instruments; both reach every reader.
+ * push reader. Gauges, counters and histograms all come from the StateModel through
+ * StateMetricProducer (the histograms from its typed arrays, model-histograms.ts: no SDK
+ * `record()` on the event path); it reaches every reader.
  *
  * Deliberate choices (DESIGN §5): no `otel_scope_*` labels (one scope, and they nearly
  * double the body) and no `target_info` (Prometheus' own `up`/`instance` identify the
@@ -15,7 +16,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
-import { ExemplarHistograms, ExemplarStore } from './exemplars';
+import { ExemplarStore } from './exemplars';
 import { FastPrometheusSerializer } from './fast-serializer';
 import { GuardedExporter } from './otlp-guard';
 import type { ExpositionFormat } from './negotiate';
@@ -70,6 +71,11 @@ export class Telemetry {
       DiagLogLevel.WARN,
     );
     const resource = resourceFromAttributes({ 'service.name': 'cuzk-exporter', 'service.version': opts.version });
+    // The model's histograms record from now on, exemplars with the source's job ids.
+    const histograms = source.model.histograms;
+    histograms.enableExemplars((handle) => source.jobId?.(handle), opts.wallClockMs);
+    source.model.observer = histograms;
+    this.exemplars = new ExemplarStore(histograms);
     const producer = new StateMetricProducer({
       model: source.model,
       info: this.info,
@@ -78,6 +84,8 @@ export class Telemetry {
       lastCollectSeconds: () => this.lastCollectSeconds,
       resource,
       surfaces: source.surfaceStates ? () => source.surfaceStates!() : undefined,
+      // The scope of the meter the SDK histograms were created on before they moved here.
+      histogramScope: { name: 'cuzk-exporter', version: opts.version, schemaUrl: undefined },
     });
     this.prometheus = new PrometheusExporter({
       preventServerStart: true,
@@ -102,8 +110,6 @@ export class Telemetry {
     // Error series exist from the start (at 0), so alerts and dashboards see them.
     source.model.errors.declare('collect');
     source.model.errors.declare('status');
-    this.exemplars = new ExemplarStore((handle) => source.jobId?.(handle), opts.wallClockMs);
-    source.model.observer = new ExemplarHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model, this.exemplars);
   }
 
   /**
