@@ -1,10 +1,15 @@
 /**
  * NativeEngine: drives a library implementing the cuzk ABI and keeps a StateModel of it.
  *
- * Ingestion is event-driven: one blocking cuzk_events_wait runs on a koffi worker thread;
- * when it returns, the JS thread drains every pending event in batches of up to
- * BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and applies them.
- * Collections call refresh() first, so gauges are exact at the moment of a scrape.
+ * Ingestion is event-driven: while the engine is quiet, one blocking cuzk_events_wait runs
+ * on a koffi worker thread; when it returns, the JS thread drains every pending event in
+ * batches of up to BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and
+ * applies them. While events keep coming, the JS thread drains on a timer every lingerMs
+ * instead (a synchronous ~1 µs FFI call each) and goes back to the blocking wait only when
+ * a drain finds nothing; so wake-ups are at most 1000 / lingerMs per second whatever the
+ * event rate, and the koffi async round trip (~18 µs plus two cross-thread wake-ups) is
+ * paid once per quiet spell, not per drain. Collections call refresh() first, so gauges
+ * are exact at the moment of a scrape.
  *
  * Proof completion is learned from JOB_DONE events too; the result is then fetched with a
  * non-blocking cuzk_await(timeout 0). So no worker thread ever blocks per proof.
@@ -25,15 +30,17 @@ export const BATCH_EVENTS = 4096;
  */
 const WAIT_TIMEOUT_MS = 250;
 /**
- * After the blocking wait reports events, linger this long before draining, so a burst
- * is taken in one batch and wake-ups stay at most 1000/linger per second whatever the
- * event rate (each costs a koffi async round trip and cross-thread wake-ups). Scrapes and
- * /status drain first, so what they show is exact regardless.
+ * Drain cadence while events keep coming: after the blocking wait reports events, and
+ * after every drain that found some, the next drain runs this much later, so a burst is
+ * taken in one batch and drains stay at most 1000 / linger per second whatever the event
+ * rate. Scrapes and /status drain first, so what they show is exact regardless; what waits
+ * up to this long is only what the push path feeds between scrapes (awaitProof results,
+ * onBatch/onEvents: `prove` progress, `simulate`'s TIMELINE and gRPC views).
  */
 export const DEFAULT_INGEST_LINGER_MS = 10;
 
 export interface IngestOptions {
-  /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns. */
+  /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns and re-arms it at once. */
   lingerMs?: number;
 }
 const MAX_STATUS_BYTES = 64 << 20;
@@ -67,7 +74,12 @@ export interface ProofResult {
 }
 
 export interface IngestStats {
+  /** Non-empty drain calls (one drain takes several when events keep arriving meanwhile). */
   batches: number;
+  /** refresh() calls that applied events: linger ticks, wakes and collections. */
+  drains: number;
+  /** Blocking waits armed on koffi's pool (one per quiet spell, plus its timeouts). */
+  waits: number;
   resyncs: number;
   /** Events the native ring overwrote before we drained them. */
   dropped: number;
@@ -83,7 +95,7 @@ export class NativeEngine implements MetricsSource {
   readonly model = new StateModel();
   readonly lib: CuzkLib;
   readonly backend: string;
-  readonly stats: IngestStats = { batches: 0, resyncs: 0, dropped: 0 };
+  readonly stats: IngestStats = { batches: 0, drains: 0, waits: 0, resyncs: 0, dropped: 0 };
   /** Called after each applied batch (progress displays, benchmarks, tests). */
   onBatch: (() => void) | null = null;
   /**
@@ -96,6 +108,8 @@ export class NativeEngine implements MetricsSource {
   private handle: bigint | null;
   private readonly err = Buffer.alloc(ERR_BUF_SIZE);
   private readonly waitErr = Buffer.alloc(ERR_BUF_SIZE);
+  /** cuzk_job_id's answer: request ids are at most 255 bytes (native/README.md). */
+  private readonly idBuf = Buffer.alloc(512);
   private readonly eventBuf = Buffer.alloc(BATCH_EVENTS * EVENT_SIZE);
   private readonly eventView = new DataView(this.eventBuf.buffer, this.eventBuf.byteOffset, this.eventBuf.byteLength);
   private readonly nOut = new Uint32Array(1);
@@ -335,8 +349,10 @@ export class NativeEngine implements MetricsSource {
    */
   refresh(): void {
     if (this.handle === null || this.closing || !this.eventsEnabled) return;
+    const before = this.model.eventsTotal;
     try {
       this.drainAll(this.handle);
+      if (this.model.eventsTotal !== before) this.stats.drains++;
       this.model.up = true;
     } catch (e) {
       this.model.up = false;
@@ -501,21 +517,21 @@ export class NativeEngine implements MetricsSource {
   jobId(handle: number): string | undefined {
     const known = this.jobIds.get(handle);
     if (known !== undefined || this.handle === null || this.closing) return known;
-    const buf = Buffer.alloc(512);
-    const rc = this.lib.jobId(this.handle, handle, buf, buf.length, this.err, this.err.length) as number;
-    return rc === STATUS.OK ? errText(buf) : undefined;
+    // One reused buffer: this runs once per job on the ingest path (exemplars).
+    const rc = this.lib.jobId(this.handle, handle, this.idBuf, this.idBuf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(this.idBuf) : undefined;
   }
 
   private jobIdOf(job: number): string {
-    const buf = Buffer.alloc(512);
-    const rc = this.lib.jobId(this.h(), job, buf, buf.length, this.err, this.err.length) as number;
-    return rc === STATUS.OK ? errText(buf) : String(job);
+    const rc = this.lib.jobId(this.h(), job, this.idBuf, this.idBuf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(this.idBuf) : String(job);
   }
 
   /** One blocking wait at a time on a koffi worker thread; the drain runs on our thread. */
   private armWait(): void {
     if (this.waiting || this.lingerTimer || this.handle === null || this.closing) return;
     this.waiting = true;
+    this.stats.waits++;
     this.callAsync(this.lib.eventsWait, [this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length], (e, rc) => {
       this.waiting = false;
       if (this.handle === null || this.closing) return;
@@ -530,22 +546,35 @@ export class NativeEngine implements MetricsSource {
         return;
       }
       if (rc !== STATUS.OK) return this.armWait();
-      if (this.lingerMs <= 0) return this.drainAndRearm();
-      this.lingerTimer = setTimeout(() => {
-        this.lingerTimer = null;
-        this.drainAndRearm();
-      }, this.lingerMs);
+      if (this.lingerMs <= 0) {
+        this.drain();
+        return this.armWait();
+      }
+      this.lingerTimer = setTimeout(this.lingerTick, this.lingerMs);
     });
   }
 
-  private drainAndRearm(): void {
+  /**
+   * A linger has passed: drain, and while drains keep finding events, drain again a linger
+   * later from this timer; the first drain that finds none (a scrape may have taken them)
+   * hands back to the blocking wait.
+   */
+  private readonly lingerTick = (): void => {
+    this.lingerTimer = null;
     if (this.handle === null || this.closing) return;
+    if (this.drain() > 0) this.lingerTimer = setTimeout(this.lingerTick, this.lingerMs);
+    else this.armWait();
+  };
+
+  /** refresh(), failures counted; returns the events it applied. */
+  private drain(): number {
+    const before = this.model.eventsTotal;
     try {
       this.refresh();
     } catch (err) {
       this.model.errors.inc('event_drain', (err as Error).message);
     }
-    this.armWait();
+    return this.model.eventsTotal - before;
   }
 
   /** A native call on koffi's worker pool, counted so close() can wait for it. */
