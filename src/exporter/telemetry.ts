@@ -21,6 +21,7 @@ import { FastPrometheusSerializer } from './fast-serializer';
 import { GuardedExporter } from './otlp-guard';
 import type { ExpositionFormat } from './negotiate';
 import { OpenMetricsSerializer } from './openmetrics';
+import { CollectionBodies, SharedCollections } from './shared-collection';
 import { SourceInfo, StateMetricProducer } from './state-metrics';
 
 export interface TelemetryOptions {
@@ -35,11 +36,6 @@ export interface TelemetryOptions {
 
 let diagRouted = false;
 
-/** One collection, serialised on demand once per format. */
-interface Collection {
-  body(format: ExpositionFormat): string;
-}
-
 export class Telemetry {
   readonly info: SourceInfo;
   private readonly prometheus: PrometheusExporter;
@@ -51,7 +47,8 @@ export class Telemetry {
   readonly exemplars: ExemplarStore;
   private readonly provider: MeterProvider;
   private lastCollectSeconds = 0;
-  private nextCollection: Promise<Collection> | null = null;
+  /** Scrapes waiting at once share a collection (shared-collection.ts). */
+  private readonly shared = new SharedCollections(() => this.collectNow());
 
   constructor(
     private readonly source: MetricsSource,
@@ -116,25 +113,23 @@ export class Telemetry {
    * One collection: applies pending source events, collects and serialises. Throws when
    * the collection fails, so the server answers 500 instead of a 200 with a comment.
    *
-   * Scrapes that arrive together share a collection: the first schedules one for the next
-   * turn of the event loop and every scrape arriving before it starts gets its body. Each
-   * body still reflects every event that happened before its request arrived, and N
-   * concurrent scrapers cost one collection instead of N queued ones (one serialisation
-   * per format asked for).
+   * Scrapes that arrive together share a collection (shared-collection.ts): each body
+   * still reflects every event that happened before its request arrived, and N concurrent
+   * scrapers cost one collection instead of N queued ones (one serialisation per format,
+   * one encoding per format and content encoding).
    *
    * `format`: the Prometheus text format 0.0.4 (default) or OpenMetrics 1.0.0 (negotiate.ts).
    */
   scrape(format: ExpositionFormat = 'text'): Promise<string> {
-    this.nextCollection ??= new Promise<Collection>((resolve, reject) => {
-      setImmediate(() => {
-        this.nextCollection = null;
-        this.collectNow().then(resolve, reject);
-      });
-    });
-    return this.nextCollection.then((c) => c.body(format));
+    return this.shared.join().then((c) => c.text(format));
   }
 
-  private async collectNow(): Promise<Collection> {
+  /** The next collection, shared with the scrapes waiting beside this one; its bodies by format and encoding. */
+  collection(): Promise<CollectionBodies> {
+    return this.shared.join();
+  }
+
+  private async collectNow(): Promise<CollectionBodies> {
     const t0 = process.hrtime.bigint();
     this.source.refresh();
     const { resourceMetrics, errors } = await this.prometheus.collect();
@@ -142,23 +137,16 @@ export class Telemetry {
       this.source.model.errors.inc('collect');
       throw new Error(`collection failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
     }
-    const bodies: Partial<Record<ExpositionFormat, string>> = {};
     let timed = false;
-    return {
-      body: (format) => {
-        let body = bodies[format];
-        if (body === undefined) {
-          body = format === 'openmetrics' ? this.omSerializer.serialize(resourceMetrics, this.exemplars) : this.serializer.serialize(resourceMetrics);
-          bodies[format] = body;
-        }
-        // The scrape duration covers the collection and its first serialisation.
-        if (!timed) {
-          timed = true;
-          this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-        }
-        return body;
-      },
-    };
+    return new CollectionBodies((format) => {
+      const body = format === 'openmetrics' ? this.omSerializer.serialize(resourceMetrics, this.exemplars) : this.serializer.serialize(resourceMetrics);
+      // The scrape duration covers the collection and its first serialisation.
+      if (!timed) {
+        timed = true;
+        this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      }
+      return body;
+    });
   }
 
   async shutdown(): Promise<void> {
