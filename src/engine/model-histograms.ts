@@ -70,6 +70,9 @@ export class ModelHistograms implements ModelObserver {
 
   private resolveId: ((handle: number) => string | undefined) | null = null;
   private readonly ids = new Map<number, string>();
+  /** The last job looked up: a partition's observations come in runs of one job. */
+  private lastJob = -1;
+  private lastId = '';
   private readonly gpuSeriesByLabel = new Map<string, number>();
   /** GPU slot -> series, for the model's topology version gpuSlotsVersion. */
   private gpuSeriesOfSlot = new Int32Array(0);
@@ -84,6 +87,7 @@ export class ModelHistograms implements ModelObserver {
   enableExemplars(resolveId: (handle: number) => string | undefined, wallClockMs?: () => number): void {
     this.resolveId = resolveId;
     this.ids.clear();
+    this.lastJob = -1;
     this.wallClockMs = wallClockMs ?? Date.now;
     this.clockPerRun = wallClockMs === undefined;
     this.runClockValid = false;
@@ -126,12 +130,18 @@ export class ModelHistograms implements ModelObserver {
   }
 
   private exemplar(t: HistogramTable, s: number, b: number, seconds: number, job: number, partition: number | undefined): void {
-    let id = this.ids.get(job);
-    if (id === undefined) {
-      id = this.resolveId!(job);
-      if (id === undefined || id === '') return;
-      if (this.ids.size >= ID_CACHE_LIMIT) this.ids.clear();
-      this.ids.set(job, id);
+    let id: string | undefined;
+    if (job === this.lastJob) id = this.lastId;
+    else {
+      id = this.ids.get(job);
+      if (id === undefined) {
+        id = this.resolveId!(job);
+        if (id === undefined || id === '') return;
+        if (this.ids.size >= ID_CACHE_LIMIT) this.ids.clear();
+        this.ids.set(job, id);
+      }
+      this.lastJob = job;
+      this.lastId = id;
     }
     t.setExemplar(s, b, seconds, this.exemplarTimeMs(), id, partition !== undefined && partition >= 0 ? partition : -1);
   }

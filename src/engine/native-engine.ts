@@ -4,18 +4,25 @@
  * Ingestion is event-driven: while the engine is quiet, one blocking cuzk_events_wait runs
  * on a koffi worker thread; when it returns, the JS thread drains every pending event in
  * batches of up to BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and
- * applies them. While events keep coming, the JS thread drains on a timer every lingerMs
+ * applies them. While events keep coming, the JS thread drains on a timer every linger
  * instead (a synchronous ~1 µs FFI call each) and goes back to the blocking wait only when
- * a drain finds nothing; so wake-ups are at most 1000 / lingerMs per second whatever the
+ * a drain finds nothing; so wake-ups are at most 1000 / linger per second whatever the
  * event rate, and the koffi async round trip (~18 µs plus two cross-thread wake-ups) is
  * paid once per quiet spell, not per drain. Collections call refresh() first, so gauges
  * are exact at the moment of a scrape.
+ *
+ * The linger is short (lingerMs) only while something in this process waits on the push
+ * path — an awaitProof, an onBatch or onEvents hook; the exporter itself does not (every
+ * /metrics and /status answer drains first), so then drains only keep the ring from
+ * overflowing, every backgroundLingerMs. Each wake-up of the JS thread costs 100–150 µs
+ * of CPU on the shared 2-core VMs this is measured on (a bare 5 ms setInterval: ~150 µs a
+ * tick), far more than the drain itself; bench/ (overhead) has the figures.
  *
  * Proof completion is learned from JOB_DONE events too; the result is then fetched with a
  * non-blocking cuzk_await(timeout 0). So no worker thread ever blocks per proof.
  */
 import { CTR, CuzkLib, ERR_BUF_SIZE, NativeError, RawProofResult, STATUS, check, errText, loadLibrary } from './abi';
-import { EVENT_SIZE, EV_JOB_DONE, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
+import { EVENT_SIZE, EV_JOB_DONE, EV_JOB_EVICTED, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
 import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
 import { CounterTotals, StateModel, Topology } from './state-model';
@@ -30,18 +37,26 @@ export const BATCH_EVENTS = 4096;
  */
 const WAIT_TIMEOUT_MS = 250;
 /**
- * Drain cadence while events keep coming: after the blocking wait reports events, and
- * after every drain that found some, the next drain runs this much later, so a burst is
- * taken in one batch and drains stay at most 1000 / linger per second whatever the event
- * rate. Scrapes and /status drain first, so what they show is exact regardless; what waits
- * up to this long is only what the push path feeds between scrapes (awaitProof results,
- * onBatch/onEvents: `prove` progress, `simulate`'s TIMELINE and gRPC views).
+ * Drain cadence while events keep coming and something waits on the push path (awaitProof
+ * results, onBatch/onEvents: `prove` progress, `simulate`'s TIMELINE and gRPC views):
+ * after the blocking wait reports events, and after every drain that found some, the next
+ * drain runs this much later, so a burst is taken in one batch and drains stay at most
+ * 1000 / linger per second whatever the event rate. Scrapes and /status drain first, so
+ * what they show is exact regardless.
  */
 export const DEFAULT_INGEST_LINGER_MS = 10;
+/**
+ * The same while nothing waits on the push path (the exporter alone): drains then only
+ * keep the ring from overflowing (65536 events by default: 0.1 s of drains lets it take
+ * 650 k events/s).
+ */
+export const DEFAULT_BACKGROUND_LINGER_MS = 100;
 
 export interface IngestOptions {
   /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns and re-arms it at once. */
   lingerMs?: number;
+  /** See DEFAULT_BACKGROUND_LINGER_MS. */
+  backgroundLingerMs?: number;
 }
 const MAX_STATUS_BYTES = 64 << 20;
 
@@ -118,7 +133,12 @@ export class NativeEngine implements MetricsSource {
   private readonly counterWords: Uint32Array;
   private statusBuf = Buffer.alloc(256 << 10);
   private readonly pending = new Map<number, Pending>();
-  /** Request ids of proofs in flight (dropped when their result is taken). */
+  /**
+   * Request ids of the jobs submitted here (the caller's, or the engine's default
+   * `job-<handle>`), from submit until the engine evicts the job (its JOB_EVICTED event;
+   * with events off, until its result is taken). Asking the engine instead costs a
+   * locked walk of its job list per lookup, tens of µs with a thousand jobs retained.
+   */
   private readonly jobIds = new Map<number, string>();
   /** Native calls in flight on koffi's worker threads; close() waits for them. */
   private asyncCalls = 0;
@@ -130,12 +150,16 @@ export class NativeEngine implements MetricsSource {
   private closedPromise: Promise<void> | null = null;
   private readonly eventsEnabled: boolean;
   private readonly lingerMs: number;
+  private readonly backgroundLingerMs: number;
   private lingerTimer: NodeJS.Timeout | null = null;
+  /** When the pending linger tick is due (performance.now()); 0 when none is (a backoff may be). */
+  private tickDueMs = 0;
 
   private constructor(lib: CuzkLib, handle: bigint, config: EngineConfig, ingest: IngestOptions) {
     this.lib = lib;
     this.handle = handle;
     this.lingerMs = ingest.lingerMs ?? DEFAULT_INGEST_LINGER_MS;
+    this.backgroundLingerMs = ingest.backgroundLingerMs ?? Math.max(this.lingerMs, DEFAULT_BACKGROUND_LINGER_MS);
     this.eventsEnabled = config.events !== false;
     for (const r of ['event_wait', 'event_drain', 'resync']) this.model.errors.declare(r);
     const status = this.status();
@@ -224,7 +248,8 @@ export class NativeEngine implements MetricsSource {
     ) as number;
     check(this.lib, 'cuzk_submit', rc, this.err);
     const job = Number(out[0]);
-    if (opts.requestId) this.jobIds.set(job, opts.requestId);
+    // The engine names a job without a request id `job-<handle>` (native/README.md).
+    this.jobIds.set(job, opts.requestId || `job-${job}`);
     return job;
   }
 
@@ -242,6 +267,7 @@ export class NativeEngine implements MetricsSource {
           reject: (e) => (prev.reject(e), reject(e)),
         });
       } else this.pending.set(job, { resolve, reject });
+      this.hurry();
     });
   }
 
@@ -380,7 +406,7 @@ export class NativeEngine implements MetricsSource {
         this.stats.batches++;
         this.model.applyEvents(view, n);
         this.onEvents?.(view, n);
-        if (this.pending.size > 0) this.settleFinished(view, n);
+        if (this.pending.size > 0 || this.jobIds.size > 0) this.afterBatch(view, n);
       }
       if (dropped > 0) {
         this.stats.dropped += dropped;
@@ -411,6 +437,8 @@ export class NativeEngine implements MetricsSource {
     this.needResync = false;
     // Jobs whose JOB_DONE was lost in the gap.
     for (const job of [...this.pending.keys()]) this.settle(job);
+    // Ids of jobs evicted in the gap (the engine is asked for any this forgets too early).
+    for (const job of [...this.jobIds.keys()]) if (!this.model.jobs.has(job) && !this.pending.has(job)) this.jobIds.delete(job);
   }
 
   private resyncFrom(status: CuzkStatus, totals: CounterTotals): void {
@@ -431,11 +459,14 @@ export class NativeEngine implements MetricsSource {
     this.model.adoptTotals(totals);
   }
 
-  private settleFinished(v: DataView, n: number): void {
+  /** Settles awaited jobs that finished in a batch and forgets the ids of evicted ones, in event order. */
+  private afterBatch(v: DataView, n: number): void {
     for (let i = 0; i < n; i++) {
       const off = i * EVENT_SIZE;
-      if (v.getUint16(off + EV_OFF_TYPE, true) !== EV_JOB_DONE) continue;
-      this.settle(readU64(v, off + EV_OFF_JOB));
+      const type = v.getUint16(off + EV_OFF_TYPE, true);
+      if (type === EV_JOB_DONE) {
+        if (this.pending.size > 0) this.settle(readU64(v, off + EV_OFF_JOB));
+      } else if (type === EV_JOB_EVICTED) this.jobIds.delete(readU64(v, off + EV_OFF_JOB));
     }
   }
 
@@ -484,7 +515,8 @@ export class NativeEngine implements MetricsSource {
   private toResult(r: RawProofResult): ProofResult {
     const job = Number(r.job);
     const jobId = this.jobIds.get(job) ?? this.jobIdOf(job);
-    this.jobIds.delete(job);
+    // Without events no eviction is seen: forget the id with the result.
+    if (!this.eventsEnabled) this.jobIds.delete(job);
     const kind = PROOF_KINDS[r.kind];
     if (!kind) throw new Error(`cuzk_await: result of job ${job} has unknown proof kind ${r.kind}`);
     return {
@@ -512,7 +544,7 @@ export class NativeEngine implements MetricsSource {
 
   /**
    * MetricsSource.jobId (exemplars): the request id of a job, asked of the engine for jobs
-   * not submitted here; undefined once the engine no longer knows the job.
+   * it knows and we do not; undefined once the engine no longer knows the job.
    */
   jobId(handle: number): string | undefined {
     const known = this.jobIds.get(handle);
@@ -546,12 +578,30 @@ export class NativeEngine implements MetricsSource {
         return;
       }
       if (rc !== STATUS.OK) return this.armWait();
-      if (this.lingerMs <= 0) {
+      const linger = this.linger();
+      if (linger <= 0) {
         this.drain();
         return this.armWait();
       }
-      this.lingerTimer = setTimeout(this.lingerTick, this.lingerMs);
+      this.scheduleTick(linger);
     });
+  }
+
+  /** The linger now: short while something waits on the push path. */
+  private linger(): number {
+    return this.pending.size > 0 || this.onBatch !== null || this.onEvents !== null ? this.lingerMs : this.backgroundLingerMs;
+  }
+
+  private scheduleTick(ms: number): void {
+    this.tickDueMs = performance.now() + ms;
+    this.lingerTimer = setTimeout(this.lingerTick, ms);
+  }
+
+  /** Someone started waiting on the push path: a background tick due later than a linger comes sooner. */
+  private hurry(): void {
+    if (this.tickDueMs === 0 || this.tickDueMs - performance.now() <= this.lingerMs) return;
+    clearTimeout(this.lingerTimer!);
+    this.scheduleTick(this.lingerMs);
   }
 
   /**
@@ -561,8 +611,11 @@ export class NativeEngine implements MetricsSource {
    */
   private readonly lingerTick = (): void => {
     this.lingerTimer = null;
+    this.tickDueMs = 0;
     if (this.handle === null || this.closing) return;
-    if (this.drain() > 0) this.lingerTimer = setTimeout(this.lingerTick, this.lingerMs);
+    const n = this.drain();
+    const linger = this.linger(); // after the drain: it may have settled the last awaited proof
+    if (n > 0 && linger > 0) this.scheduleTick(linger);
     else this.armWait();
   };
 
@@ -597,6 +650,7 @@ export class NativeEngine implements MetricsSource {
     this.closing = true;
     if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
+    this.tickDueMs = 0;
     const quiet = this.asyncCalls === 0 ? Promise.resolve() : new Promise<void>((r) => (this.asyncDrained = r));
     this.closedPromise = quiet.then(() => this.closeNative());
     return this.closedPromise;
