@@ -13,7 +13,7 @@ import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, MetricProducer, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
 import { ExemplarStore } from './exemplars';
@@ -35,6 +35,24 @@ export interface TelemetryOptions {
 }
 
 let diagRouted = false;
+
+/**
+ * The producer for OTLP pushes: drains the source's pending events first, as a scrape
+ * does — between drains the model may be up to one ingestion linger behind
+ * (native-engine.ts). A failed drain is counted and the push goes out with what is known.
+ */
+export function drainingFirst(source: Pick<MetricsSource, 'refresh' | 'model'>, producer: MetricProducer): MetricProducer {
+  return {
+    collect: (options) => {
+      try {
+        source.refresh();
+      } catch (err) {
+        source.model.errors.inc('collect', `draining before an OTLP push failed: ${(err as Error).message}`);
+      }
+      return producer.collect(options);
+    },
+  };
+}
 
 export class Telemetry {
   readonly info: SourceInfo;
@@ -99,7 +117,7 @@ export class Telemetry {
           exporter: new GuardedExporter(new OTLPMetricExporter({ url: opts.otlpEndpoint }), source.model.errors, opts.logger, Math.max(1, Math.floor(timeoutMs * 0.9))),
           exportIntervalMillis: opts.otlpIntervalMs ?? 15000,
           exportTimeoutMillis: Math.min(opts.otlpIntervalMs ?? 15000, 30000),
-          metricProducers: [producer],
+          metricProducers: [drainingFirst(source, producer)],
         }),
       );
     }
