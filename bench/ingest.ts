@@ -6,14 +6,17 @@
  *    proof kinds) fills its ring while the JS thread is held off (Atomics.wait, so no
  *    callback drains early); then one NativeEngine.refresh() is timed: FFI drains in
  *    batches of 4096 into the preallocated buffer, DataView decode, StateModel apply;
- *    alternately without and with the exporter attached (its OpenTelemetry histograms
- *    are the model's observer and record when partitions and proofs finish);
+ *    alternately without and with the exporter attached (its histograms, typed arrays in
+ *    the model since issue 21, record when partitions and proofs finish, with job-id
+ *    exemplars); a full GC runs before every timed region in both arms;
  *  - replay: the same native records (captured on the way in) applied to fresh models,
- *    without FFI: model only, and model + OpenTelemetry histograms;
+ *    without FFI: model only, and model + the exporter's histograms;
  *  - native emit cost: `make -C native bench` (owned by native/), parsed.
  */
 import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { CTR } from '../src/engine/abi';
 import { EVENT_SIZE } from '../src/engine/event-layout';
 import { BATCH_EVENTS, NativeEngine } from '../src/engine/native-engine';
@@ -52,7 +55,7 @@ export interface IngestResult {
   /** refresh(): FFI drain + decode + StateModel apply, events per second. */
   endToEnd: Figure;
   endToEndNsPerEvent: Figure;
-  /** The same with the exporter attached (OpenTelemetry histograms record on partition/proof ends). */
+  /** The same with the exporter attached (its histograms and exemplars record on partition/proof ends). */
   endToEndWithHistograms: Figure;
   replayModelOnly: Figure;
   replayWithHistograms: Figure;
@@ -60,6 +63,17 @@ export interface IngestResult {
 }
 
 const KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
+
+/**
+ * A full garbage collection, run before every timed region in both arms: what setting up
+ * an arm allocated (the exporter's OpenTelemetry objects, a fill's job records) is then
+ * not collected inside the measurement of whichever arm comes next.
+ */
+const fullGc: () => void = (() => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as (() => void) | undefined;
+  return typeof gc === 'function' ? gc : () => {};
+})();
 
 function sumKinds(words: Float64Array, field: number): number {
   let s = 0;
@@ -109,6 +123,7 @@ function replay(chunks: Buffer[], withHistograms: boolean, topologyFrom: StateMo
   // Copies into one reused batch buffer, as the engine does, outside the timed region.
   const views = chunks.map((c) => new DataView(c.buffer, c.byteOffset, c.byteLength));
   let n = 0;
+  fullGc();
   const t0 = process.hrtime.bigint();
   for (const v of views) {
     const k = v.byteLength / EVENT_SIZE;
@@ -189,6 +204,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
     const f = fill(jobs, withTelemetry);
     const b0 = f.engine.stats.batches;
     const ev0 = f.engine.model.eventsTotal;
+    fullGc();
     const t0 = process.hrtime.bigint();
     f.engine.refresh();
     const ns = Number(process.hrtime.bigint() - t0);
@@ -219,7 +235,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
   return {
     method:
       `Sim-backend engine (2 GPUs x 2 workers, time_scale 1e-6), ${jobs} mixed-kind proofs per fill; the JS thread is held off with Atomics.wait while the ring fills, ` +
-      `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its OpenTelemetry histograms record when partitions/proofs finish), alternating. ` +
+      `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its typed-array histograms and exemplars record when partitions/proofs finish), alternating, after a full GC in both arms. ` +
       'Replay: the captured native records applied to fresh StateModels without FFI. Native emit: `make -C native bench` (best of 3 rounds x 20 M event_emit calls per run).',
     runs,
     eventsPerFill: figure('events', events, 6),

@@ -6,7 +6,9 @@
  * deep by a 5 ms top-up timer that reads the native counters (the same JS work in both
  * arms). Throughput = partitions completed per second from the native counters over a
  * fixed window after a warm-up. The exporter arm has events on, Telemetry, our HTTP
- * server and a scrape of /metrics every second (15x Prometheus' default rate).
+ * server and a scrape of /metrics every second (15x Prometheus' default rate) from a
+ * child process, as Prometheus scrapes from its own (before issue 21 the scraping client
+ * ran in this process, so its CPU was counted as the exporter's).
  *
  * Arms alternate A B B A ... so drift on a shared machine hits both; the figure is the
  * median over pairs of the paired difference (off - on) / off.
@@ -18,6 +20,7 @@ import { startServer } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
 import { openEngine } from './lib/engine';
+import { LoadClient } from './lib/load-client';
 import { Figure, figure, sleep } from './lib/stats';
 import { splitCpu, threadCpuNs, warmThreadPool } from './lib/threads';
 
@@ -39,8 +42,12 @@ interface ArmResult {
   /** CPU of the native engine's threads, % of one core. */
   engineCpuPercent: number;
   eventsPerSecond: number;
-  /** Drains (wake-ups of the event wait + scrapes) per second, exporter arm. */
+  /** Non-empty drain calls per second, exporter arm (a drain takes several when events keep arriving meanwhile). */
   batchesPerSecond: number;
+  /** Drains that applied events (linger ticks, wakes of the blocking wait, scrapes) per second, exporter arm. */
+  drainsPerSecond: number;
+  /** Blocking waits armed on koffi's pool per second, exporter arm. */
+  waitsPerSecond: number;
   scrapes: number;
 }
 
@@ -67,6 +74,9 @@ export interface BackendOverhead {
   cpuShareOverheadPercent: Figure;
   eventsPerSecond: Figure;
   batchesPerSecond: Figure;
+  /** Absent in results from before issue 21 (drains were counted as batches). */
+  drainsPerSecond?: Figure;
+  waitsPerSecond?: Figure;
   scrapesPerWindow: number;
 }
 
@@ -82,7 +92,7 @@ function sumKinds(words: Float64Array, field: number): number {
   return s;
 }
 
-async function runArm(base: EngineConfig, exporter: boolean, windowMs: number, warmupMs: number, inFlight: number, nodeTids: Set<number>): Promise<ArmResult> {
+async function runArm(base: EngineConfig, exporter: boolean, windowMs: number, warmupMs: number, inFlight: number, nodeTids: Set<number>, client: LoadClient): Promise<ArmResult> {
   const engine = openEngine({ ...base, events: exporter });
   const telemetry = exporter ? new Telemetry(engine, { version: 'bench', logger: silentLogger }) : null;
   const server = telemetry
@@ -99,21 +109,17 @@ async function runArm(base: EngineConfig, exporter: boolean, windowMs: number, w
   };
   topUp();
   const timer = setInterval(topUp, 5);
+  // One keep-alive connection from another process, a scrape per second, as Prometheus
+  // scrapes; the first runs now, in the warm-up, so connection setup and first-use
+  // compilation stay out of the window. Counted on the server side.
   let scrapes = 0;
-  // node:http with one keep-alive connection, as Prometheus scrapes; the first scrape runs
-  // now, in the warm-up, so connection setup and first-use compilation stay out of the window.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const scrape = () => {
-    if (!server) return;
-    http
-      .get(`${server.url}/metrics`, { agent }, (res) => {
-        res.on('data', () => {});
-        res.on('end', () => scrapes++);
-      })
-      .on('error', () => {});
-  };
-  scrape();
-  const scraper = server ? setInterval(scrape, 1000) : null;
+  const scraping = server
+    ? client.run({ url: `${server.url}/metrics`, requests: Math.ceil((warmupMs + windowMs) / 1000) + 1, concurrency: 1, warmup: 0, intervalMs: 1000 })
+    : null;
+  if (telemetry) {
+    const collection = telemetry.collection.bind(telemetry);
+    telemetry.collection = () => (scrapes++, collection());
+  }
   try {
     await sleep(warmupMs);
     const a = engine.readCounters();
@@ -121,6 +127,8 @@ async function runArm(base: EngineConfig, exporter: boolean, windowMs: number, w
     const th0 = threadCpuNs();
     const s0 = scrapes;
     const batches0 = engine.stats.batches;
+    const drains0 = engine.stats.drains;
+    const waits0 = engine.stats.waits;
     await sleep(windowMs);
     const b = engine.readCounters();
     const cpu = process.cpuUsage(cpu0);
@@ -135,24 +143,29 @@ async function runArm(base: EngineConfig, exporter: boolean, windowMs: number, w
       engineCpuPercent: (split.otherNs / 1e9 / dt) * 100,
       eventsPerSecond: (b.lastSeq - a.lastSeq) / dt,
       batchesPerSecond: (engine.stats.batches - batches0) / dt,
+      drainsPerSecond: (engine.stats.drains - drains0) / dt,
+      waitsPerSecond: (engine.stats.waits - waits0) / dt,
       scrapes: scrapes - s0,
     };
   } finally {
     clearInterval(timer);
-    if (scraper) clearInterval(scraper);
-    agent.destroy();
+    // The scraper's last request ends after the window; every answer must have been a 200.
+    const done = await scraping;
+    if (done && (done.status.length !== 1 || done.status[0] !== 200)) throw new Error(`overhead: scrapes answered ${done.status.join(', ')}`);
     await server?.close();
     await telemetry?.shutdown();
     await engine.close();
   }
 }
 
-async function backend(name: 'cpu' | 'sim', config: EngineConfig, pairs: number, windowMs: number, warmupMs: number, inFlight: number, nodeTids: Set<number>, log: (m: string) => void): Promise<BackendOverhead> {
+async function backend(name: 'cpu' | 'sim', config: EngineConfig, pairs: number, windowMs: number, warmupMs: number, inFlight: number, nodeTids: Set<number>, client: LoadClient, log: (m: string) => void): Promise<BackendOverhead> {
   const on: number[] = [];
   const off: number[] = [];
   const pct: number[] = [];
   const evs: number[] = [];
   const bps: number[] = [];
+  const dps: number[] = [];
+  const wps: number[] = [];
   const cpuOn: number[] = [];
   const cpuOff: number[] = [];
   const cpuPct: number[] = [];
@@ -163,14 +176,16 @@ async function backend(name: 'cpu' | 'sim', config: EngineConfig, pairs: number,
   for (let p = 0; p < pairs; p++) {
     // A B B A: the first arm of each pair alternates.
     const onFirst = p % 2 === 0;
-    const x = await runArm(config, onFirst, windowMs, warmupMs, inFlight, nodeTids);
-    const y = await runArm(config, !onFirst, windowMs, warmupMs, inFlight, nodeTids);
+    const x = await runArm(config, onFirst, windowMs, warmupMs, inFlight, nodeTids, client);
+    const y = await runArm(config, !onFirst, windowMs, warmupMs, inFlight, nodeTids, client);
     const [a, b] = onFirst ? [x, y] : [y, x];
     on.push(a.partitionsPerSecond);
     off.push(b.partitionsPerSecond);
     pct.push(((b.partitionsPerSecond - a.partitionsPerSecond) / b.partitionsPerSecond) * 100);
     evs.push(a.eventsPerSecond);
     bps.push(a.batchesPerSecond);
+    dps.push(a.drainsPerSecond);
+    wps.push(a.waitsPerSecond);
     cpuOn.push(a.cpuMsPerPartition);
     cpuOff.push(b.cpuMsPerPartition);
     cpuPct.push(((a.cpuMsPerPartition - b.cpuMsPerPartition) / b.cpuMsPerPartition) * 100);
@@ -180,7 +195,7 @@ async function backend(name: 'cpu' | 'sim', config: EngineConfig, pairs: number,
     scrapes = a.scrapes;
     log(
       `overhead ${name} pair ${p + 1}/${pairs}: exporter ${a.partitionsPerSecond.toFixed(1)} vs events off ${b.partitionsPerSecond.toFixed(1)} partitions/s (${pct[p].toFixed(2)} %); ` +
-        `CPU ${a.cpuMsPerPartition.toFixed(3)} vs ${b.cpuMsPerPartition.toFixed(3)} ms/partition; Node threads ${a.nodeCpuPercent.toFixed(2)} vs ${b.nodeCpuPercent.toFixed(2)} % of a core (engine ${a.engineCpuPercent.toFixed(0)} %), CPU-share overhead ${share[p].toFixed(3)} %; ${a.eventsPerSecond.toFixed(0)} events/s in ${a.batchesPerSecond.toFixed(0)} batches/s`,
+        `CPU ${a.cpuMsPerPartition.toFixed(3)} vs ${b.cpuMsPerPartition.toFixed(3)} ms/partition; Node threads ${a.nodeCpuPercent.toFixed(2)} vs ${b.nodeCpuPercent.toFixed(2)} % of a core (engine ${a.engineCpuPercent.toFixed(0)} %), CPU-share overhead ${share[p].toFixed(3)} %; ${a.eventsPerSecond.toFixed(0)} events/s in ${a.drainsPerSecond.toFixed(0)} drains/s (${a.waitsPerSecond.toFixed(0)} blocking waits/s)`,
     );
   }
   return {
@@ -198,6 +213,8 @@ async function backend(name: 'cpu' | 'sim', config: EngineConfig, pairs: number,
     cpuShareOverheadPercent: figure('%', share, 3),
     eventsPerSecond: figure('events/s', evs),
     batchesPerSecond: figure('batches/s', bps),
+    drainsPerSecond: figure('drains/s', dps),
+    waitsPerSecond: figure('waits/s', wps),
     scrapesPerWindow: scrapes,
   };
 }
@@ -212,12 +229,20 @@ export async function benchOverhead(opts: OverheadOptions = {}): Promise<Overhea
   // thread that appears later is the engine's.
   await warmThreadPool();
   const nodeTids = new Set(threadCpuNs()?.keys() ?? []);
-  const cpu = await backend('cpu', cpuConfig, pairs, opts.cpuWindowMs ?? 5000, warmupMs, 3, nodeTids, log);
-  const sim = await backend('sim', simConfig, pairs, opts.simWindowMs ?? 3000, warmupMs, 6, nodeTids, log);
+  // The scraper's process, started after Node's thread set was taken (its threads are not ours).
+  const client = LoadClient.start();
+  let cpu: BackendOverhead;
+  let sim: BackendOverhead;
+  try {
+    cpu = await backend('cpu', cpuConfig, pairs, opts.cpuWindowMs ?? 5000, warmupMs, 3, nodeTids, client, log);
+    sim = await backend('sim', simConfig, pairs, opts.simWindowMs ?? 3000, warmupMs, 6, nodeTids, client, log);
+  } finally {
+    client.stop();
+  }
   return {
     method:
       'SnapDeals proofs kept in flight by a 5 ms top-up timer (same JS work in both arms); throughput = partitions completed/s from the native counters over a fixed window after a warm-up. ' +
-      'Exporter arm: events on + Telemetry + HTTP server + a /metrics scrape every 1 s. Other arm: events: false. Arms alternate A B B A; figure = median over pairs of (off - on) / off.',
+      'Exporter arm: events on + Telemetry + HTTP server + a /metrics scrape every 1 s from a child process (keep-alive). Other arm: events: false. Arms alternate A B B A; figure = median over pairs of (off - on) / off.',
     cpu,
     sim,
   };

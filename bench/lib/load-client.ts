@@ -12,6 +12,8 @@ export interface LoadJob {
   requests: number;
   concurrency: number;
   warmup: number;
+  /** Each scraper waits this long after a response before its next request (default 0: back to back). */
+  intervalMs?: number;
 }
 
 export interface LoadResult {
@@ -48,6 +50,7 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
         latenciesMs.push(r.ms);
         statuses.add(r.status);
         bytes = r.bytes;
+        if (job.intervalMs && issued < job.requests) await new Promise((resolve) => setTimeout(resolve, job.intervalMs));
       }
     };
     await Promise.all(Array.from({ length: job.concurrency }, worker));

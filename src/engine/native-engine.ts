@@ -1,16 +1,28 @@
 /**
  * NativeEngine: drives a library implementing the cuzk ABI and keeps a StateModel of it.
  *
- * Ingestion is event-driven: one blocking cuzk_events_wait runs on a koffi worker thread;
- * when it returns, the JS thread drains every pending event in batches of up to
- * BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and applies them.
- * Collections call refresh() first, so gauges are exact at the moment of a scrape.
+ * Ingestion is event-driven: while the engine is quiet, one blocking cuzk_events_wait runs
+ * on a koffi worker thread; when it returns, the JS thread drains every pending event in
+ * batches of up to BATCH_EVENTS into one preallocated buffer (one FFI call per batch) and
+ * applies them. While events keep coming, the JS thread drains on a timer every linger
+ * instead (a synchronous ~1 µs FFI call each) and goes back to the blocking wait only when
+ * a drain finds nothing; so wake-ups are at most 1000 / linger per second whatever the
+ * event rate, and the koffi async round trip (~18 µs plus two cross-thread wake-ups) is
+ * paid once per quiet spell, not per drain. Collections call refresh() first, so gauges
+ * are exact at the moment of a scrape.
+ *
+ * The linger is short (lingerMs) only while something in this process waits on the push
+ * path — an awaitProof, an onBatch or onEvents hook; the exporter itself does not (every
+ * /metrics and /status answer drains first), so then drains only keep the ring from
+ * overflowing, every backgroundLingerMs. Each wake-up of the JS thread costs 100–150 µs
+ * of CPU on the shared 2-core VMs this is measured on (a bare 5 ms setInterval: ~150 µs a
+ * tick), far more than the drain itself; bench/ (overhead) has the figures.
  *
  * Proof completion is learned from JOB_DONE events too; the result is then fetched with a
  * non-blocking cuzk_await(timeout 0). So no worker thread ever blocks per proof.
  */
 import { CTR, CuzkLib, ERR_BUF_SIZE, NativeError, RawProofResult, STATUS, check, errText, loadLibrary } from './abi';
-import { EVENT_SIZE, EV_JOB_DONE, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
+import { EVENT_SIZE, EV_JOB_DONE, EV_JOB_EVICTED, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
 import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from './kinds';
 import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
 import { CounterTotals, StateModel, Topology } from './state-model';
@@ -25,16 +37,26 @@ export const BATCH_EVENTS = 4096;
  */
 const WAIT_TIMEOUT_MS = 250;
 /**
- * After the blocking wait reports events, linger this long before draining, so a burst
- * is taken in one batch and wake-ups stay at most 1000/linger per second whatever the
- * event rate (each costs a koffi async round trip and cross-thread wake-ups). Scrapes and
- * /status drain first, so what they show is exact regardless.
+ * Drain cadence while events keep coming and something waits on the push path (awaitProof
+ * results, onBatch/onEvents: `prove` progress, `simulate`'s TIMELINE and gRPC views):
+ * after the blocking wait reports events, and after every drain that found some, the next
+ * drain runs this much later, so a burst is taken in one batch and drains stay at most
+ * 1000 / linger per second whatever the event rate. Scrapes and /status drain first, so
+ * what they show is exact regardless.
  */
 export const DEFAULT_INGEST_LINGER_MS = 10;
+/**
+ * The same while nothing waits on the push path (the exporter alone): drains then only
+ * keep the ring from overflowing (65536 events by default: 0.1 s of drains lets it take
+ * 650 k events/s).
+ */
+export const DEFAULT_BACKGROUND_LINGER_MS = 100;
 
 export interface IngestOptions {
-  /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns. */
+  /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns and re-arms it at once. */
   lingerMs?: number;
+  /** See DEFAULT_BACKGROUND_LINGER_MS. */
+  backgroundLingerMs?: number;
 }
 const MAX_STATUS_BYTES = 64 << 20;
 
@@ -67,7 +89,12 @@ export interface ProofResult {
 }
 
 export interface IngestStats {
+  /** Non-empty drain calls (one drain takes several when events keep arriving meanwhile). */
   batches: number;
+  /** refresh() calls that applied events: linger ticks, wakes and collections. */
+  drains: number;
+  /** Blocking waits armed on koffi's pool (one per quiet spell, plus its timeouts). */
+  waits: number;
   resyncs: number;
   /** Events the native ring overwrote before we drained them. */
   dropped: number;
@@ -83,7 +110,7 @@ export class NativeEngine implements MetricsSource {
   readonly model = new StateModel();
   readonly lib: CuzkLib;
   readonly backend: string;
-  readonly stats: IngestStats = { batches: 0, resyncs: 0, dropped: 0 };
+  readonly stats: IngestStats = { batches: 0, drains: 0, waits: 0, resyncs: 0, dropped: 0 };
   /** Called after each applied batch (progress displays, benchmarks, tests). */
   onBatch: (() => void) | null = null;
   /**
@@ -96,6 +123,8 @@ export class NativeEngine implements MetricsSource {
   private handle: bigint | null;
   private readonly err = Buffer.alloc(ERR_BUF_SIZE);
   private readonly waitErr = Buffer.alloc(ERR_BUF_SIZE);
+  /** cuzk_job_id's answer: request ids are at most 255 bytes (native/README.md). */
+  private readonly idBuf = Buffer.alloc(512);
   private readonly eventBuf = Buffer.alloc(BATCH_EVENTS * EVENT_SIZE);
   private readonly eventView = new DataView(this.eventBuf.buffer, this.eventBuf.byteOffset, this.eventBuf.byteLength);
   private readonly nOut = new Uint32Array(1);
@@ -104,7 +133,12 @@ export class NativeEngine implements MetricsSource {
   private readonly counterWords: Uint32Array;
   private statusBuf = Buffer.alloc(256 << 10);
   private readonly pending = new Map<number, Pending>();
-  /** Request ids of proofs in flight (dropped when their result is taken). */
+  /**
+   * Request ids of the jobs submitted here (the caller's, or the engine's default
+   * `job-<handle>`), from submit until the engine evicts the job (its JOB_EVICTED event;
+   * with events off, until its result is taken). Asking the engine instead costs a
+   * locked walk of its job list per lookup, tens of µs with a thousand jobs retained.
+   */
   private readonly jobIds = new Map<number, string>();
   /** Native calls in flight on koffi's worker threads; close() waits for them. */
   private asyncCalls = 0;
@@ -116,12 +150,16 @@ export class NativeEngine implements MetricsSource {
   private closedPromise: Promise<void> | null = null;
   private readonly eventsEnabled: boolean;
   private readonly lingerMs: number;
+  private readonly backgroundLingerMs: number;
   private lingerTimer: NodeJS.Timeout | null = null;
+  /** When the pending linger tick is due (performance.now()); 0 when none is (a backoff may be). */
+  private tickDueMs = 0;
 
   private constructor(lib: CuzkLib, handle: bigint, config: EngineConfig, ingest: IngestOptions) {
     this.lib = lib;
     this.handle = handle;
     this.lingerMs = ingest.lingerMs ?? DEFAULT_INGEST_LINGER_MS;
+    this.backgroundLingerMs = ingest.backgroundLingerMs ?? Math.max(this.lingerMs, DEFAULT_BACKGROUND_LINGER_MS);
     this.eventsEnabled = config.events !== false;
     for (const r of ['event_wait', 'event_drain', 'resync']) this.model.errors.declare(r);
     const status = this.status();
@@ -210,7 +248,8 @@ export class NativeEngine implements MetricsSource {
     ) as number;
     check(this.lib, 'cuzk_submit', rc, this.err);
     const job = Number(out[0]);
-    if (opts.requestId) this.jobIds.set(job, opts.requestId);
+    // The engine names a job without a request id `job-<handle>` (native/README.md).
+    this.jobIds.set(job, opts.requestId || `job-${job}`);
     return job;
   }
 
@@ -228,6 +267,7 @@ export class NativeEngine implements MetricsSource {
           reject: (e) => (prev.reject(e), reject(e)),
         });
       } else this.pending.set(job, { resolve, reject });
+      this.hurry();
     });
   }
 
@@ -335,8 +375,10 @@ export class NativeEngine implements MetricsSource {
    */
   refresh(): void {
     if (this.handle === null || this.closing || !this.eventsEnabled) return;
+    const before = this.model.eventsTotal;
     try {
       this.drainAll(this.handle);
+      if (this.model.eventsTotal !== before) this.stats.drains++;
       this.model.up = true;
     } catch (e) {
       this.model.up = false;
@@ -364,7 +406,7 @@ export class NativeEngine implements MetricsSource {
         this.stats.batches++;
         this.model.applyEvents(view, n);
         this.onEvents?.(view, n);
-        if (this.pending.size > 0) this.settleFinished(view, n);
+        if (this.pending.size > 0 || this.jobIds.size > 0) this.afterBatch(view, n);
       }
       if (dropped > 0) {
         this.stats.dropped += dropped;
@@ -395,6 +437,8 @@ export class NativeEngine implements MetricsSource {
     this.needResync = false;
     // Jobs whose JOB_DONE was lost in the gap.
     for (const job of [...this.pending.keys()]) this.settle(job);
+    // Ids of jobs evicted in the gap (the engine is asked for any this forgets too early).
+    for (const job of [...this.jobIds.keys()]) if (!this.model.jobs.has(job) && !this.pending.has(job)) this.jobIds.delete(job);
   }
 
   private resyncFrom(status: CuzkStatus, totals: CounterTotals): void {
@@ -415,11 +459,14 @@ export class NativeEngine implements MetricsSource {
     this.model.adoptTotals(totals);
   }
 
-  private settleFinished(v: DataView, n: number): void {
+  /** Settles awaited jobs that finished in a batch and forgets the ids of evicted ones, in event order. */
+  private afterBatch(v: DataView, n: number): void {
     for (let i = 0; i < n; i++) {
       const off = i * EVENT_SIZE;
-      if (v.getUint16(off + EV_OFF_TYPE, true) !== EV_JOB_DONE) continue;
-      this.settle(readU64(v, off + EV_OFF_JOB));
+      const type = v.getUint16(off + EV_OFF_TYPE, true);
+      if (type === EV_JOB_DONE) {
+        if (this.pending.size > 0) this.settle(readU64(v, off + EV_OFF_JOB));
+      } else if (type === EV_JOB_EVICTED) this.jobIds.delete(readU64(v, off + EV_OFF_JOB));
     }
   }
 
@@ -468,7 +515,8 @@ export class NativeEngine implements MetricsSource {
   private toResult(r: RawProofResult): ProofResult {
     const job = Number(r.job);
     const jobId = this.jobIds.get(job) ?? this.jobIdOf(job);
-    this.jobIds.delete(job);
+    // Without events no eviction is seen: forget the id with the result.
+    if (!this.eventsEnabled) this.jobIds.delete(job);
     const kind = PROOF_KINDS[r.kind];
     if (!kind) throw new Error(`cuzk_await: result of job ${job} has unknown proof kind ${r.kind}`);
     return {
@@ -496,26 +544,26 @@ export class NativeEngine implements MetricsSource {
 
   /**
    * MetricsSource.jobId (exemplars): the request id of a job, asked of the engine for jobs
-   * not submitted here; undefined once the engine no longer knows the job.
+   * it knows and we do not; undefined once the engine no longer knows the job.
    */
   jobId(handle: number): string | undefined {
     const known = this.jobIds.get(handle);
     if (known !== undefined || this.handle === null || this.closing) return known;
-    const buf = Buffer.alloc(512);
-    const rc = this.lib.jobId(this.handle, handle, buf, buf.length, this.err, this.err.length) as number;
-    return rc === STATUS.OK ? errText(buf) : undefined;
+    // One reused buffer: this runs once per job on the ingest path (exemplars).
+    const rc = this.lib.jobId(this.handle, handle, this.idBuf, this.idBuf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(this.idBuf) : undefined;
   }
 
   private jobIdOf(job: number): string {
-    const buf = Buffer.alloc(512);
-    const rc = this.lib.jobId(this.h(), job, buf, buf.length, this.err, this.err.length) as number;
-    return rc === STATUS.OK ? errText(buf) : String(job);
+    const rc = this.lib.jobId(this.h(), job, this.idBuf, this.idBuf.length, this.err, this.err.length) as number;
+    return rc === STATUS.OK ? errText(this.idBuf) : String(job);
   }
 
   /** One blocking wait at a time on a koffi worker thread; the drain runs on our thread. */
   private armWait(): void {
     if (this.waiting || this.lingerTimer || this.handle === null || this.closing) return;
     this.waiting = true;
+    this.stats.waits++;
     this.callAsync(this.lib.eventsWait, [this.handle, WAIT_TIMEOUT_MS, this.waitErr, this.waitErr.length], (e, rc) => {
       this.waiting = false;
       if (this.handle === null || this.closing) return;
@@ -530,22 +578,56 @@ export class NativeEngine implements MetricsSource {
         return;
       }
       if (rc !== STATUS.OK) return this.armWait();
-      if (this.lingerMs <= 0) return this.drainAndRearm();
-      this.lingerTimer = setTimeout(() => {
-        this.lingerTimer = null;
-        this.drainAndRearm();
-      }, this.lingerMs);
+      const linger = this.linger();
+      if (linger <= 0) {
+        this.drain();
+        return this.armWait();
+      }
+      this.scheduleTick(linger);
     });
   }
 
-  private drainAndRearm(): void {
+  /** The linger now: short while something waits on the push path. */
+  private linger(): number {
+    return this.pending.size > 0 || this.onBatch !== null || this.onEvents !== null ? this.lingerMs : this.backgroundLingerMs;
+  }
+
+  private scheduleTick(ms: number): void {
+    this.tickDueMs = performance.now() + ms;
+    this.lingerTimer = setTimeout(this.lingerTick, ms);
+  }
+
+  /** Someone started waiting on the push path: a background tick due later than a linger comes sooner. */
+  private hurry(): void {
+    if (this.tickDueMs === 0 || this.tickDueMs - performance.now() <= this.lingerMs) return;
+    clearTimeout(this.lingerTimer!);
+    this.scheduleTick(this.lingerMs);
+  }
+
+  /**
+   * A linger has passed: drain, and while drains keep finding events, drain again a linger
+   * later from this timer; the first drain that finds none (a scrape may have taken them)
+   * hands back to the blocking wait.
+   */
+  private readonly lingerTick = (): void => {
+    this.lingerTimer = null;
+    this.tickDueMs = 0;
     if (this.handle === null || this.closing) return;
+    const n = this.drain();
+    const linger = this.linger(); // after the drain: it may have settled the last awaited proof
+    if (n > 0 && linger > 0) this.scheduleTick(linger);
+    else this.armWait();
+  };
+
+  /** refresh(), failures counted; returns the events it applied. */
+  private drain(): number {
+    const before = this.model.eventsTotal;
     try {
       this.refresh();
     } catch (err) {
       this.model.errors.inc('event_drain', (err as Error).message);
     }
-    this.armWait();
+    return this.model.eventsTotal - before;
   }
 
   /** A native call on koffi's worker pool, counted so close() can wait for it. */
@@ -568,6 +650,7 @@ export class NativeEngine implements MetricsSource {
     this.closing = true;
     if (this.lingerTimer) clearTimeout(this.lingerTimer);
     this.lingerTimer = null;
+    this.tickDueMs = 0;
     const quiet = this.asyncCalls === 0 ? Promise.resolve() : new Promise<void>((r) => (this.asyncDrained = r));
     this.closedPromise = quiet.then(() => this.closeNative());
     return this.closedPromise;

@@ -68,6 +68,7 @@ import {
   PART_SYNTH_DONE,
   liveSlot,
 } from './kinds';
+import { ModelHistograms } from './model-histograms';
 
 export interface GpuInfo {
   ordinal: number;
@@ -218,6 +219,14 @@ export class StateModel {
   readonly errors = new ErrorCounts();
   /** The source answered at the last refresh/poll (cuzk_up). */
   up = true;
+  /**
+   * The duration histograms as typed arrays (model-histograms.ts). They see observations
+   * through `observer`: the exporter sets `observer = histograms` (Telemetry), and whoever
+   * wants to see the observations too wraps it (the attach merge forwards a surface's
+   * observations to `observer`; the scrape benchmark tees it).
+   */
+  readonly histograms: ModelHistograms = new ModelHistograms(this);
+  /** Receives histogram observations when partitions/proofs finish; null: nobody records them. */
   observer: ModelObserver | null = null;
 
   /** Replaces the topology; workers/GPUs that persist (same id) keep their totals. */

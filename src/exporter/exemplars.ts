@@ -7,10 +7,10 @@
  * Job ids are never labels (unbounded cardinality); an exemplar is the place where an
  * operator who sees "this partition took 40 s" finds out which job it was.
  *
- * Cost: recording is a binary search over the bucket bounds and a few typed-array writes;
- * the id is looked up (through a small cache) only when a histogram is observed, never per
- * event, and stored by reference — nothing is rendered or allocated until an OpenMetrics
- * scrape asks for it.
+ * Recording is the model's (src/engine/model-histograms.ts: the exemplar slots are typed
+ * arrays beside the buckets, the id is looked up through a small cache only when a
+ * histogram is observed and stored by reference); this file renders them, and nothing is
+ * rendered or allocated until an OpenMetrics scrape asks for it.
  *
  * The 128-character limit: OpenMetrics caps the combined length of an exemplar's label
  * names and values at 128 UTF-8 code points. `job_id` + `partition` + up to 10 digits leave
@@ -20,10 +20,10 @@
  * different long ids never look alike and the full id can be checked against /status.
  */
 import { createHash } from 'node:crypto';
-import type { Attributes, Meter } from '@opentelemetry/api';
-import { KIND_LABELS, KIND_SLOTS, OUTCOME_COMPLETED } from '../engine/kinds';
-import type { StateModel } from '../engine/state-model';
-import { BUCKETS, ModelHistograms } from './histograms';
+import type { Attributes } from '@opentelemetry/api';
+import type { HistogramTable } from '../engine/histogram-table';
+import { KIND_LABELS } from '../engine/kinds';
+import type { ModelHistograms } from '../engine/model-histograms';
 
 /** The histograms that carry exemplars, and whether their observations name a partition. */
 export const EXEMPLAR_HISTOGRAMS = {
@@ -78,107 +78,41 @@ function escapeLabelValue(s: string): string {
   return /[\\\n"]/.test(s) ? s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : s;
 }
 
-/** Index of the bucket a value falls in (first bound >= value), as the OpenTelemetry SDK counts it. */
-function bucketIndex(bounds: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = bounds.length - 1;
-  let ret = bounds.length;
-  while (hi >= lo) {
-    const mid = (lo + hi) >>> 1;
-    if (bounds[mid] < value) lo = mid + 1;
-    else {
-      ret = mid;
-      hi = mid - 1;
-    }
-  }
-  return ret;
-}
-
-/** One histogram's exemplars: per kind slot, per bucket (bounds.length + 1, the last is +Inf). */
-class Table {
-  readonly width: number;
-  readonly value: Float64Array;
-  /** Wall-clock ms; 0 = no exemplar yet. */
-  readonly timeMs: Float64Array;
-  readonly partition: Int32Array;
-  readonly id: (string | undefined)[];
-
-  constructor(
-    readonly bounds: readonly number[],
-    readonly withPartition: boolean,
-  ) {
-    this.width = bounds.length + 1;
-    const n = KIND_SLOTS * this.width;
-    this.value = new Float64Array(n);
-    this.timeMs = new Float64Array(n);
-    this.partition = new Int32Array(n).fill(-1);
-    this.id = new Array<string | undefined>(n).fill(undefined);
-  }
-}
-
 /** Where one histogram data point's exemplars are: for the OpenMetrics serializer. */
 export interface ExemplarRow {
-  table: Table;
+  table: HistogramTable;
   offset: number;
 }
 
-const ID_CACHE_LIMIT = 4096;
+const RENDER_CACHE_LIMIT = 4096;
 /**
- * ... and at most this many characters of ids in each cache: an attached daemon's job ids
+ * ... and at most this many characters of rendered labels: an attached daemon's job ids
  * may be up to 1 MiB each (/status), so the entry count alone allowed gigabytes; a daemon
  * naming jobs anew with 20,000-character ids grew the heap steadily (the soak).
  */
-const ID_CACHE_CHARS = 1 << 20;
+const RENDER_CACHE_CHARS = 1 << 20;
+
+/** The exemplar tables of the model's histograms, by metric name. */
+function tablesOf(h: ModelHistograms): Map<string, HistogramTable> {
+  const tables: Record<ExemplarHistogram, HistogramTable> = {
+    cuzk_partition_gpu_duration_seconds: h.partitionGpuSeconds,
+    cuzk_partition_synthesis_duration_seconds: h.partitionSynthesisSeconds,
+    cuzk_proof_duration_seconds: h.proofSeconds,
+    cuzk_proof_queue_wait_seconds: h.queueWaitSeconds,
+  };
+  return new Map(Object.entries(tables));
+}
 
 export class ExemplarStore {
-  private readonly tables = new Map<string, Table>();
+  private readonly tables: Map<string, HistogramTable>;
   private readonly kindSlot = new Map<string, number>(KIND_LABELS.map((k, i) => [k, i]));
-  /** handle -> id, so the run-mode engine is asked once per job, not once per partition. */
-  private readonly ids = new Map<number, string>();
   /** Rendered `job_id="…"` (shortened, escaped) per id and label budget. */
   private readonly rendered = new Map<string, string>();
-  private idsChars = 0;
   private renderedChars = 0;
 
-  /**
-   * @param resolveId the source's job id of a model job handle (undefined when unknown:
-   *   no exemplar is recorded then, rather than a made-up id).
-   * @param nowMs wall clock for exemplar timestamps (tests pin it).
-   */
-  constructor(
-    private readonly resolveId: (handle: number) => string | undefined,
-    private readonly nowMs: () => number = Date.now,
-  ) {}
-
-  /** Declares a histogram (name, bucket bounds); only EXEMPLAR_HISTOGRAMS are accepted. */
-  declare(name: ExemplarHistogram, bounds: readonly number[]): void {
-    this.tables.set(name, new Table(bounds, EXEMPLAR_HISTOGRAMS[name]));
-  }
-
-  /**
-   * Records one observation's exemplar. `job` is the model's job handle; `partition` is
-   * ignored for proof-level histograms.
-   */
-  record(name: ExemplarHistogram, kind: number, seconds: number, job: number | undefined, partition?: number): void {
-    if (job === undefined || !(seconds >= 0)) return;
-    const t = this.tables.get(name);
-    if (!t || kind < 0 || kind >= KIND_SLOTS) return;
-    let id = this.ids.get(job);
-    if (id === undefined) {
-      id = this.resolveId(job);
-      if (id === undefined || id === '') return;
-      if (this.ids.size >= ID_CACHE_LIMIT || this.idsChars + id.length > ID_CACHE_CHARS) {
-        this.ids.clear();
-        this.idsChars = 0;
-      }
-      this.ids.set(job, id);
-      this.idsChars += id.length;
-    }
-    const i = kind * t.width + bucketIndex(t.bounds, seconds);
-    t.value[i] = seconds;
-    t.timeMs[i] = this.nowMs();
-    t.id[i] = id;
-    t.partition[i] = t.withPartition && partition !== undefined && partition >= 0 ? partition : -1;
+  /** Renders the exemplars the model's histograms recorded (ModelHistograms.enableExemplars). */
+  constructor(histograms: ModelHistograms) {
+    this.tables = tablesOf(histograms);
   }
 
   /** The exemplars of one data point of `name` (by its proof_kind attribute), or null. */
@@ -193,12 +127,13 @@ export class ExemplarStore {
   text(row: ExemplarRow, i: number): string {
     const t = row.table;
     const j = row.offset + i;
-    const ms = t.timeMs[j];
-    if (ms === 0 || i >= t.width) return '';
-    const id = t.id[j]!;
-    const p = t.partition[j];
+    if (i >= t.width) return '';
+    const ms = t.exTimeMs[j];
+    if (ms === 0) return '';
+    const id = t.exId[j]!;
+    const p = t.exPartition[j];
     const labels = p >= 0 ? `${this.jobLabel(id, 'job_id'.length + 'partition'.length + String(p).length)},partition="${p}"` : this.jobLabel(id, 'job_id'.length);
-    return ` # {${labels}} ${t.value[j]} ${(ms / 1000).toFixed(3)}`;
+    return ` # {${labels}} ${t.exValue[j]} ${(ms / 1000).toFixed(3)}`;
   }
 
   private jobLabel(id: string, others: number): string {
@@ -206,7 +141,7 @@ export class ExemplarStore {
     let s = this.rendered.get(key);
     if (s === undefined) {
       s = `job_id="${escapeLabelValue(shortenId(id, others))}"`;
-      if (this.rendered.size >= ID_CACHE_LIMIT || this.renderedChars + key.length + s.length > ID_CACHE_CHARS) {
+      if (this.rendered.size >= RENDER_CACHE_LIMIT || this.renderedChars + key.length + s.length > RENDER_CACHE_CHARS) {
         this.rendered.clear();
         this.renderedChars = 0;
       }
@@ -214,42 +149,5 @@ export class ExemplarStore {
       this.renderedChars += key.length + s.length;
     }
     return s;
-  }
-}
-
-/**
- * The model's histograms (histograms.ts) plus exemplars: every observation of the four
- * duration histograms also records its exemplar. A subclass, so every other observation
- * (and any the model adds later) reaches the histograms unchanged.
- */
-export class ExemplarHistograms extends ModelHistograms {
-  constructor(
-    meter: Meter,
-    model: StateModel,
-    private readonly store: ExemplarStore,
-  ) {
-    super(meter, model);
-    store.declare('cuzk_partition_gpu_duration_seconds', BUCKETS.partitionGpu);
-    store.declare('cuzk_partition_synthesis_duration_seconds', BUCKETS.partitionSynthesis);
-    store.declare('cuzk_proof_duration_seconds', BUCKETS.proof);
-    store.declare('cuzk_proof_queue_wait_seconds', BUCKETS.queueWait);
-  }
-
-  override partitionGpu(kind: number, seconds: number, job?: number, partition?: number): void {
-    super.partitionGpu(kind, seconds);
-    this.store.record('cuzk_partition_gpu_duration_seconds', kind, seconds, job, partition);
-  }
-  override partitionSynthesis(kind: number, seconds: number, job?: number, partition?: number): void {
-    super.partitionSynthesis(kind, seconds);
-    this.store.record('cuzk_partition_synthesis_duration_seconds', kind, seconds, job, partition);
-  }
-  override proofDone(kind: number, outcome: number, seconds: number, job?: number): void {
-    super.proofDone(kind, outcome, seconds);
-    // Only completed proofs are in the histogram (histograms.ts).
-    if (outcome === OUTCOME_COMPLETED) this.store.record('cuzk_proof_duration_seconds', kind, seconds, job);
-  }
-  override queueWait(kind: number, seconds: number, job?: number): void {
-    super.queueWait(kind, seconds);
-    this.store.record('cuzk_proof_queue_wait_seconds', kind, seconds, job);
   }
 }

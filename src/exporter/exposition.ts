@@ -11,7 +11,6 @@
  * collection before it takes.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import * as zlib from 'node:zlib';
 import { acceptsGzip, contentTypeOf, negotiateFormat } from './negotiate';
 import type { Telemetry } from './telemetry';
 
@@ -29,19 +28,21 @@ export interface MetricsReply {
 }
 
 export async function metricsReply(
-  telemetry: Pick<Telemetry, 'scrape'>,
+  telemetry: Pick<Telemetry, 'collection'>,
   req: { method?: string; headers: IncomingHttpHeaders },
   compression: Compression = DEFAULT_COMPRESSION,
 ): Promise<MetricsReply> {
   const format = negotiateFormat(req.headers.accept);
-  const text = await telemetry.scrape(format);
+  // Shared with the scrapes waiting beside this one; its bodies are encoded once per
+  // collection, whoever asks first (shared-collection.ts).
+  const c = await telemetry.collection();
   // The answer depends on both headers: caches must not mix them up.
   const headers: Record<string, string> = { Vary: 'Accept, Accept-Encoding' };
   if (compression === 'gzip' && acceptsGzip(req.headers['accept-encoding'])) {
     headers['Content-Encoding'] = 'gzip';
     // HEAD: the same headers as GET, without the work of a body nobody reads.
-    const body = req.method === 'HEAD' ? '' : zlib.gzipSync(text, { level: GZIP_LEVEL });
+    const body = req.method === 'HEAD' ? '' : c.encoded(format, GZIP_LEVEL);
     return { contentType: contentTypeOf(format), body, headers };
   }
-  return { contentType: contentTypeOf(format), body: text, headers };
+  return { contentType: contentTypeOf(format), body: req.method === 'HEAD' ? c.text(format) : c.encoded(format), headers };
 }

@@ -9,7 +9,8 @@
  *    worker gone after a daemon restart would be exported forever; here a series exists
  *    exactly while the model's topology has its subject;
  *  - cost: no attribute hashing per data point (DESIGN §5 "Where the time goes").
- * Histograms stay real SDK instruments (histograms.ts); both reach the same readers.
+ * The histograms come from the model's typed arrays too (histograms.ts), in a scope of
+ * their own placed first, where the SDK put the instruments they replaced.
  */
 import { DEGRADED_REASONS } from '../engine/attach/evidence-watch';
 import type { Attributes, HrTime } from '@opentelemetry/api';
@@ -26,6 +27,7 @@ import type { Resource } from '@opentelemetry/resources';
 import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, PROOF_KINDS } from '../engine/kinds';
 import type { RunningTotals } from '../engine/source';
 import type { StateModel } from '../engine/state-model';
+import { histogramMetrics } from './histograms';
 
 export interface SourceInfo {
   version: string;
@@ -49,6 +51,8 @@ export interface ProducerContext {
   surfaces?(): { name: string; up: boolean; degraded?: string[] }[];
   /** Attach: how jobs' kinds became known, by evidence. */
   kindResolutions?(): Iterable<[string, number]>;
+  /** Scope of the model's histograms (the meter the SDK instruments came from); absent: not exported. */
+  histogramScope?: { name: string; version?: string; schemaUrl?: string };
 }
 
 /** ns -> s by division (correctly rounded; multiplying by 1e-9 is not). */
@@ -101,7 +105,14 @@ export class StateMetricProducer implements MetricProducer {
   }
 
   async collect(): Promise<CollectionResult> {
-    return { resourceMetrics: { resource: this.ctx.resource, scopeMetrics: [{ scope: SCOPE, metrics: this.metrics() }] }, errors: [] };
+    const scopeMetrics = [{ scope: SCOPE, metrics: this.metrics() }];
+    const hs = this.ctx.histogramScope;
+    if (hs) {
+      // Only histograms with a series, and no scope at all without one, as the SDK did.
+      const h = histogramMetrics(this.ctx.model.histograms, hrNow());
+      if (h.length > 0) scopeMetrics.unshift({ scope: hs, metrics: h });
+    }
+    return { resourceMetrics: { resource: this.ctx.resource, scopeMetrics }, errors: [] };
   }
 
   /** Builds every gauge and counter from the model, synchronously. */

@@ -1,8 +1,9 @@
 /**
  * The OpenTelemetry side: one MeterProvider whose readers are the Prometheus exporter
  * (serialisation only; we serve HTTP ourselves, see server.ts) and, optionally, an OTLP
- * push reader. Gauges/counters come from StateMetricProducer, histograms from SDK
- * instruments; both reach every reader.
+ * push reader. Gauges, counters and histograms all come from the StateModel through
+ * StateMetricProducer (the histograms from its typed arrays, model-histograms.ts: no SDK
+ * `record()` on the event path); it reaches every reader.
  *
  * Deliberate choices (DESIGN §5): no `otel_scope_*` labels (one scope, and they nearly
  * double the body) and no `target_info` (Prometheus' own `up`/`instance` identify the
@@ -12,14 +13,15 @@ import { diag, DiagLogLevel } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { MeterProvider, MetricProducer, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import type { MetricsSource } from '../engine/source';
 import type { Logger } from '../util/logger';
-import { ExemplarHistograms, ExemplarStore } from './exemplars';
+import { ExemplarStore } from './exemplars';
 import { FastPrometheusSerializer } from './fast-serializer';
 import { GuardedExporter } from './otlp-guard';
 import type { ExpositionFormat } from './negotiate';
 import { OpenMetricsSerializer } from './openmetrics';
+import { CollectionBodies, SharedCollections } from './shared-collection';
 import { SourceInfo, StateMetricProducer } from './state-metrics';
 
 export interface TelemetryOptions {
@@ -34,9 +36,22 @@ export interface TelemetryOptions {
 
 let diagRouted = false;
 
-/** One collection, serialised on demand once per format. */
-interface Collection {
-  body(format: ExpositionFormat): string;
+/**
+ * The producer for OTLP pushes: drains the source's pending events first, as a scrape
+ * does — between drains the model may be up to one ingestion linger behind
+ * (native-engine.ts). A failed drain is counted and the push goes out with what is known.
+ */
+export function drainingFirst(source: Pick<MetricsSource, 'refresh' | 'model'>, producer: MetricProducer): MetricProducer {
+  return {
+    collect: (options) => {
+      try {
+        source.refresh();
+      } catch (err) {
+        source.model.errors.inc('collect', `draining before an OTLP push failed: ${(err as Error).message}`);
+      }
+      return producer.collect(options);
+    },
+  };
 }
 
 export class Telemetry {
@@ -50,7 +65,8 @@ export class Telemetry {
   readonly exemplars: ExemplarStore;
   private readonly provider: MeterProvider;
   private lastCollectSeconds = 0;
-  private nextCollection: Promise<Collection> | null = null;
+  /** Scrapes waiting at once share a collection (shared-collection.ts). */
+  private readonly shared = new SharedCollections(() => this.collectNow());
 
   constructor(
     private readonly source: MetricsSource,
@@ -70,6 +86,11 @@ export class Telemetry {
       DiagLogLevel.WARN,
     );
     const resource = resourceFromAttributes({ 'service.name': 'cuzk-exporter', 'service.version': opts.version });
+    // The model's histograms record from now on, exemplars with the source's job ids.
+    const histograms = source.model.histograms;
+    histograms.enableExemplars((handle) => source.jobId?.(handle), opts.wallClockMs);
+    source.model.observer = histograms;
+    this.exemplars = new ExemplarStore(histograms);
     const producer = new StateMetricProducer({
       model: source.model,
       info: this.info,
@@ -79,6 +100,8 @@ export class Telemetry {
       resource,
       surfaces: source.surfaceStates ? () => source.surfaceStates!() : undefined,
       kindResolutions: source.kindResolutions ? () => source.kindResolutions!() : undefined,
+      // The scope of the meter the SDK histograms were created on before they moved here.
+      histogramScope: { name: 'cuzk-exporter', version: opts.version, schemaUrl: undefined },
     });
     this.prometheus = new PrometheusExporter({
       preventServerStart: true,
@@ -95,7 +118,7 @@ export class Telemetry {
           exporter: new GuardedExporter(new OTLPMetricExporter({ url: opts.otlpEndpoint }), source.model.errors, opts.logger, Math.max(1, Math.floor(timeoutMs * 0.9))),
           exportIntervalMillis: opts.otlpIntervalMs ?? 15000,
           exportTimeoutMillis: Math.min(opts.otlpIntervalMs ?? 15000, 30000),
-          metricProducers: [producer],
+          metricProducers: [drainingFirst(source, producer)],
         }),
       );
     }
@@ -103,33 +126,29 @@ export class Telemetry {
     // Error series exist from the start (at 0), so alerts and dashboards see them.
     source.model.errors.declare('collect');
     source.model.errors.declare('status');
-    this.exemplars = new ExemplarStore((handle) => source.jobId?.(handle), opts.wallClockMs);
-    source.model.observer = new ExemplarHistograms(this.provider.getMeter('cuzk-exporter', opts.version), source.model, this.exemplars);
   }
 
   /**
    * One collection: applies pending source events, collects and serialises. Throws when
    * the collection fails, so the server answers 500 instead of a 200 with a comment.
    *
-   * Scrapes that arrive together share a collection: the first schedules one for the next
-   * turn of the event loop and every scrape arriving before it starts gets its body. Each
-   * body still reflects every event that happened before its request arrived, and N
-   * concurrent scrapers cost one collection instead of N queued ones (one serialisation
-   * per format asked for).
+   * Scrapes that arrive together share a collection (shared-collection.ts): each body
+   * still reflects every event that happened before its request arrived, and N concurrent
+   * scrapers cost one collection instead of N queued ones (one serialisation per format,
+   * one encoding per format and content encoding).
    *
    * `format`: the Prometheus text format 0.0.4 (default) or OpenMetrics 1.0.0 (negotiate.ts).
    */
   scrape(format: ExpositionFormat = 'text'): Promise<string> {
-    this.nextCollection ??= new Promise<Collection>((resolve, reject) => {
-      setImmediate(() => {
-        this.nextCollection = null;
-        this.collectNow().then(resolve, reject);
-      });
-    });
-    return this.nextCollection.then((c) => c.body(format));
+    return this.shared.join().then((c) => c.text(format));
   }
 
-  private async collectNow(): Promise<Collection> {
+  /** The next collection, shared with the scrapes waiting beside this one; its bodies by format and encoding. */
+  collection(): Promise<CollectionBodies> {
+    return this.shared.join();
+  }
+
+  private async collectNow(): Promise<CollectionBodies> {
     const t0 = process.hrtime.bigint();
     this.source.refresh();
     const { resourceMetrics, errors } = await this.prometheus.collect();
@@ -137,23 +156,16 @@ export class Telemetry {
       this.source.model.errors.inc('collect');
       throw new Error(`collection failed: ${errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ')}`);
     }
-    const bodies: Partial<Record<ExpositionFormat, string>> = {};
     let timed = false;
-    return {
-      body: (format) => {
-        let body = bodies[format];
-        if (body === undefined) {
-          body = format === 'openmetrics' ? this.omSerializer.serialize(resourceMetrics, this.exemplars) : this.serializer.serialize(resourceMetrics);
-          bodies[format] = body;
-        }
-        // The scrape duration covers the collection and its first serialisation.
-        if (!timed) {
-          timed = true;
-          this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
-        }
-        return body;
-      },
-    };
+    return new CollectionBodies((format) => {
+      const body = format === 'openmetrics' ? this.omSerializer.serialize(resourceMetrics, this.exemplars) : this.serializer.serialize(resourceMetrics);
+      // The scrape duration covers the collection and its first serialisation.
+      if (!timed) {
+        timed = true;
+        this.lastCollectSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      }
+      return body;
+    });
   }
 
   async shutdown(): Promise<void> {

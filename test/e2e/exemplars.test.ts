@@ -10,6 +10,7 @@
 import type { EngineConfig } from '../../src/engine/native-engine';
 import { Workload } from '../../src/engine/workload';
 import type { ExpositionFormat } from '../../src/exporter/negotiate';
+import type { CollectionBodies } from '../../src/exporter/shared-collection';
 import { startNativeExporter, type NativeExporter } from '../helpers/native-exporter';
 import { findBinary, pollUntil, startPrometheus, type PromExemplars, type RunningPrometheus } from '../helpers/prometheus';
 
@@ -42,9 +43,17 @@ describeWithPrometheus('real Prometheus: OpenMetrics exemplars with whole job id
     startSec = Math.floor(Date.now() / 1000) - 1;
     exporter = await startNativeExporter(ENGINE);
     const ex = exporter;
-    // Which format each scrape asked for (the server negotiates from Accept).
-    const scrape = ex.telemetry.scrape.bind(ex.telemetry);
-    ex.telemetry.scrape = (format?: ExpositionFormat) => (formats.push(format ?? 'text'), scrape(format));
+    // Which format each scrape asked for (the server negotiates from Accept, then takes that
+    // body of the shared collection).
+    const collection = ex.telemetry.collection.bind(ex.telemetry);
+    ex.telemetry.collection = async () => {
+      const c = await collection();
+      const seen = {
+        text: (format: ExpositionFormat) => (formats.push(format), c.text(format)),
+        encoded: (format: ExpositionFormat, gzipLevel?: number) => (formats.push(format), c.encoded(format, gzipLevel)),
+      };
+      return seen as unknown as CollectionBodies;
+    };
     workload = new Workload(ex.engine, {
       mix: { 'snap-update': 3, 'porep-c2': 1, 'winning-post': 1 },
       concurrency: 3,

@@ -145,8 +145,8 @@ describe('telemetry path: negotiation and compression', () => {
   });
 
   test('a failed collection is a plain 500, never compressed, whatever the request accepts', async () => {
-    const scrape = g.telemetry.scrape;
-    g.telemetry.scrape = () => Promise.reject(new Error('source exploded'));
+    const collection = g.telemetry.collection;
+    g.telemetry.collection = () => Promise.reject(new Error('source exploded'));
     try {
       const r = await request(url, { Accept: PROMETHEUS_ACCEPT, 'Accept-Encoding': 'gzip' });
       expect(r.status).toBe(500);
@@ -154,7 +154,7 @@ describe('telemetry path: negotiation and compression', () => {
       expect(r.headers['content-encoding']).toBeUndefined();
       expect(r.raw.toString('utf8')).toBe('collection failed: source exploded\n');
     } finally {
-      g.telemetry.scrape = scrape;
+      g.telemetry.collection = collection;
     }
   });
 });

@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { StateModel } from '../../src/engine/state-model';
 import { ExemplarStore, EXEMPLAR_LABELSET_LIMIT, shortenId } from '../../src/exporter/exemplars';
 import { acceptsGzip, negotiateFormat } from '../../src/exporter/negotiate';
 import { canonicalNumber } from '../../src/exporter/openmetrics';
@@ -175,20 +176,24 @@ describe('exemplar labels', () => {
     const ids: Record<number, string> = { 7: 'job "seven"\\x', 8: 'job-8' };
     let now = 1_000_000;
     let lookups = 0;
-    const store = new ExemplarStore((h) => (lookups++, ids[h]), () => now);
-    store.declare('cuzk_partition_gpu_duration_seconds', [0.1, 1]);
-    store.record('cuzk_partition_gpu_duration_seconds', 1, 0.5, 7, 3);
+    const h = new StateModel().histograms;
+    h.enableExemplars((j) => (lookups++, ids[j]), () => now);
+    const store = new ExemplarStore(h);
+    // Buckets of cuzk_partition_gpu_duration_seconds: ... 0.05 (3), 0.1 (4), 0.25 (5), 0.5 (6) ...
+    h.partitionGpu(1, 0.3, 7, 3);
     now += 1000;
-    store.record('cuzk_partition_gpu_duration_seconds', 1, 0.7, 8, 4); // same bucket: replaces
-    store.record('cuzk_partition_gpu_duration_seconds', 1, 0.05, 7, 0);
-    store.record('cuzk_partition_gpu_duration_seconds', 1, 0.07, 9, 1); // unknown job: kept out
-    store.record('cuzk_partition_gpu_duration_seconds', 1, NaN, 8, 1);
-    store.record('cuzk_partition_gpu_duration_seconds', 1, 5, undefined, 1);
+    h.partitionGpu(1, 0.5, 8, 4); // same bucket (le is inclusive): replaces
+    h.partitionGpu(1, 0.05, 7, 0);
+    h.partitionGpu(1, 0.07, 9, 1); // unknown job: kept out
+    h.partitionGpu(1, NaN, 8, 1);
+    h.partitionGpu(1, -1, 8, 1);
+    h.partitionGpu(1, 5, undefined, 1);
     expect(lookups).toBe(3); // 7, 8 once each (cached), 9 (unknown, not cached)
     const row = store.row('cuzk_partition_gpu_duration_seconds', { proof_kind: 'snap-update' })!;
-    expect(store.text(row, 0)).toBe(' # {job_id="job \\"seven\\"\\\\x",partition="0"} 0.05 1001.000');
-    expect(store.text(row, 1)).toBe(' # {job_id="job-8",partition="4"} 0.7 1001.000');
-    expect(store.text(row, 2)).toBe('');
+    expect(store.text(row, 3)).toBe(' # {job_id="job \\"seven\\"\\\\x",partition="0"} 0.05 1001.000');
+    expect(store.text(row, 6)).toBe(' # {job_id="job-8",partition="4"} 0.5 1001.000');
+    expect(store.text(row, 4)).toBe('');
+    expect(store.text(row, 9)).toBe('');
     expect(store.row('cuzk_partition_gpu_duration_seconds', { proof_kind: 'porep-c2' })).not.toBeNull();
     expect(store.row('cuzk_gpu_idle_gap_seconds', { gpu: '0' })).toBeNull();
   });

@@ -1,0 +1,189 @@
+/**
+ * The duration histograms of DESIGN §5 as typed arrays (histogram-table.ts), kept with the
+ * StateModel and exported by the exporter's MetricProducer like the counters
+ * (src/exporter/histograms.ts). It is a ModelObserver: the exporter makes it the model's
+ * observer, so the model's own records and an attach source's forwarded observations
+ * (src/engine/attach/merge.ts) land here alike. Nothing on this path calls the
+ * OpenTelemetry SDK.
+ *
+ * Exemplars (OpenMetrics; src/exporter/exemplars.ts renders them): for the four duration
+ * histograms, per proof kind and bucket, the latest observation with its job's id, the
+ * partition index for partition histograms, and the wall clock. The id is looked up
+ * (through a small cache) only when a histogram is observed, never per event; an
+ * observation whose job the source no longer knows leaves that bucket's exemplar as it was.
+ */
+import { HistogramTable } from './histogram-table';
+import { KIND_SLOTS, OTHER_KIND_INDEX, OUTCOME_COMPLETED } from './kinds';
+import type { ModelObserver, StateModel } from './state-model';
+
+/** Bucket upper bounds in seconds, chosen for the data (sub-second to minutes). */
+export const BUCKETS = {
+  // Reference prover partitions take milliseconds; real cuzk GPU stages 0.3–5 s.
+  partitionGpu: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+  // Split-proving finalize tails: cuzk's b_g2_msm epilogue ~0.4–1.7 s; the reference
+  // prover's are milliseconds on its scaled-down sizes.
+  partitionFinalize: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 4, 8, 16],
+  // Real syntheses take 1–60 s (PoRep ~40 s), the reference prover's milliseconds.
+  partitionSynthesis: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160],
+  proof: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 2400],
+  queueWait: [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 1800],
+  // Gaps between one GPU-lock release and the next acquire: microseconds when the
+  // dual-worker interlock works, seconds when the GPU waits for synthesis.
+  gpuIdleGap: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60],
+} as const;
+
+/** Job ids cached for exemplars (cleared when full: the next observations look them up again). */
+const ID_CACHE_LIMIT = 4096;
+/**
+ * ... and at most this many characters of ids: an attached daemon's job ids may be up to
+ * 1 MiB each (/status), so the entry count alone allowed gigabytes; a daemon naming jobs anew
+ * with 20,000-character ids grew the heap steadily (the soak).
+ */
+const ID_CACHE_CHARS = 1 << 20;
+
+/** A kind as the model folds it: unknown or out-of-range kinds count as `other`. */
+function kindSlot(kind: number): number {
+  return kind >= 0 && kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX;
+}
+
+export class ModelHistograms implements ModelObserver {
+  // Per proof kind slot (KIND_LABELS).
+  readonly partitionGpuSeconds = new HistogramTable(BUCKETS.partitionGpu, KIND_SLOTS, true);
+  readonly partitionFinalizeSeconds = new HistogramTable(BUCKETS.partitionFinalize, KIND_SLOTS);
+  readonly partitionSynthesisSeconds = new HistogramTable(BUCKETS.partitionSynthesis, KIND_SLOTS, true);
+  readonly proofSeconds = new HistogramTable(BUCKETS.proof, KIND_SLOTS, true);
+  readonly queueWaitSeconds = new HistogramTable(BUCKETS.queueWait, KIND_SLOTS, true);
+  /**
+   * Per GPU, by ordinal: series are keyed by the `gpu` label value (as the SDK keyed its
+   * attribute sets), so a GPU keeps its series across topology changes; gpuLabels[s].
+   */
+  readonly gpuIdleGapSeconds = new HistogramTable(BUCKETS.gpuIdleGap, 1);
+  readonly gpuLabels: string[] = [];
+  /**
+   * Wall clock (ms since the epoch) for exemplar timestamps. By default Date.now(), read
+   * once per synchronous run of observations (a drain, a poll) rather than per exemplar:
+   * it costs ~100 ns on a kvm-clock VM, as much as the rest of an observation, and every
+   * exemplar of one run would read within that run's (sub-millisecond) duration anyway. A
+   * clock given to enableExemplars (tests pin one) is read per exemplar.
+   */
+  private wallClockMs: () => number = Date.now;
+  private clockPerRun = true;
+  private runClockMs = 0;
+  private runClockValid = false;
+  private readonly endRun = () => {
+    this.runClockValid = false;
+  };
+
+  private resolveId: ((handle: number) => string | undefined) | null = null;
+  private readonly ids = new Map<number, string>();
+  private idsChars = 0;
+  /** The last job looked up: a partition's observations come in runs of one job. */
+  private lastJob = -1;
+  private lastId = '';
+  private readonly gpuSeriesByLabel = new Map<string, number>();
+  /** GPU slot -> series, for the model's topology version gpuSlotsVersion. */
+  private gpuSeriesOfSlot = new Int32Array(0);
+  private gpuSlotsVersion = -1;
+
+  constructor(private readonly model: StateModel) {}
+
+  /**
+   * Exemplars on: `resolveId` gives the source's job id of a model job handle (undefined
+   * when unknown: no exemplar is recorded then, rather than a made-up id).
+   */
+  enableExemplars(resolveId: (handle: number) => string | undefined, wallClockMs?: () => number): void {
+    this.resolveId = resolveId;
+    this.ids.clear();
+    this.idsChars = 0;
+    this.lastJob = -1;
+    this.wallClockMs = wallClockMs ?? Date.now;
+    this.clockPerRun = wallClockMs === undefined;
+    this.runClockValid = false;
+  }
+
+  partitionGpu(kind: number, seconds: number, job?: number, partition?: number): void {
+    const k = kindSlot(kind);
+    const b = this.partitionGpuSeconds.observe(k, seconds);
+    if (b >= 0 && job !== undefined && this.resolveId) this.exemplar(this.partitionGpuSeconds, k, b, seconds, job, partition);
+  }
+
+  partitionFinalize(kind: number, seconds: number): void {
+    this.partitionFinalizeSeconds.observe(kindSlot(kind), seconds);
+  }
+
+  partitionSynthesis(kind: number, seconds: number, job?: number, partition?: number): void {
+    const k = kindSlot(kind);
+    const b = this.partitionSynthesisSeconds.observe(k, seconds);
+    if (b >= 0 && job !== undefined && this.resolveId) this.exemplar(this.partitionSynthesisSeconds, k, b, seconds, job, partition);
+  }
+
+  /** Only completed proofs are in the proof duration histogram. */
+  proofDone(kind: number, outcome: number, seconds: number, job?: number): void {
+    if (outcome !== OUTCOME_COMPLETED) return;
+    const k = kindSlot(kind);
+    const b = this.proofSeconds.observe(k, seconds);
+    if (b >= 0 && job !== undefined && this.resolveId) this.exemplar(this.proofSeconds, k, b, seconds, job, undefined);
+  }
+
+  queueWait(kind: number, seconds: number, job?: number): void {
+    const k = kindSlot(kind);
+    const b = this.queueWaitSeconds.observe(k, seconds);
+    if (b >= 0 && job !== undefined && this.resolveId) this.exemplar(this.queueWaitSeconds, k, b, seconds, job, undefined);
+  }
+
+  gpuIdleGap(gpuSlot: number, seconds: number): void {
+    if (this.gpuSlotsVersion !== this.model.topologyVersion) this.mapGpuSlots();
+    if (!(gpuSlot >= 0 && gpuSlot < this.gpuSeriesOfSlot.length)) return;
+    this.gpuIdleGapSeconds.observe(this.gpuSeriesOfSlot[gpuSlot], seconds);
+  }
+
+  private exemplar(t: HistogramTable, s: number, b: number, seconds: number, job: number, partition: number | undefined): void {
+    let id: string | undefined;
+    if (job === this.lastJob) id = this.lastId;
+    else {
+      id = this.ids.get(job);
+      if (id === undefined) {
+        id = this.resolveId!(job);
+        if (id === undefined || id === '') return;
+        if (this.ids.size >= ID_CACHE_LIMIT || this.idsChars + id.length > ID_CACHE_CHARS) {
+          this.ids.clear();
+          this.idsChars = 0;
+        }
+        this.ids.set(job, id);
+        this.idsChars += id.length;
+      }
+      this.lastJob = job;
+      this.lastId = id;
+    }
+    t.setExemplar(s, b, seconds, this.exemplarTimeMs(), id, partition !== undefined && partition >= 0 ? partition : -1);
+  }
+
+  private exemplarTimeMs(): number {
+    if (!this.clockPerRun) return this.wallClockMs();
+    if (!this.runClockValid) {
+      this.runClockMs = this.wallClockMs();
+      this.runClockValid = true;
+      // The run ends when the current job does: the next drain reads the clock again.
+      queueMicrotask(this.endRun);
+    }
+    return this.runClockMs;
+  }
+
+  private mapGpuSlots(): void {
+    const gpus = this.model.topology.gpus;
+    const map = new Int32Array(gpus.length);
+    for (let g = 0; g < gpus.length; g++) {
+      const label = String(gpus[g].ordinal);
+      let s = this.gpuSeriesByLabel.get(label);
+      if (s === undefined) {
+        s = this.gpuLabels.length;
+        this.gpuLabels.push(label);
+        this.gpuSeriesByLabel.set(label, s);
+        this.gpuIdleGapSeconds.grow(s + 1);
+      }
+      map[g] = s;
+    }
+    this.gpuSeriesOfSlot = map;
+    this.gpuSlotsVersion = this.model.topologyVersion;
+  }
+}
