@@ -19,8 +19,13 @@ done_=0
 cleanup() {
   [ "$done_" = 1 ] && return
   done_=1
-  # Prometheus first (it flushes to VictoriaMetrics as it stops), the provers last.
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[i]}" 2>/dev/null || true; done
+  # One at a time, newest first: Prometheus flushes to VictoriaMetrics as it stops, so it
+  # must be gone before VictoriaMetrics goes; each gets 10 s, then SIGKILL.
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill "${pids[i]}" 2>/dev/null || continue
+    for _ in $(seq 100); do kill -0 "${pids[i]}" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "${pids[i]}" 2>/dev/null || true
+  done
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -37,9 +42,10 @@ for b in prometheus prometheus-alertmanager victoria-metrics; do
 done
 
 # Three provers; box-2 has two GPUs; box-3 reproduces the historical status bug.
-sim=(simulate --engine.backend sim --engine.time-scale 0.2 --shutdown.grace 0s --log.level warn)
-start box-1 "${cli[@]}" "${sim[@]}" --simulate.grpc-listen 127.0.0.1:9820 --simulate.status-listen 127.0.0.1:9821 --simulate.timeline-file "$work/box-1.cuzk.log"
-start box-2 "${cli[@]}" "${sim[@]}" --engine.gpus 2 --simulate.grpc-listen 127.0.0.1:9830 --simulate.status-listen 127.0.0.1:9831 --simulate.timeline-file "$work/box-2.cuzk.log"
+# (Each flag once per command: the CLI refuses one given twice.)
+sim=(simulate --engine.backend sim --shutdown.grace 0s --log.level warn)
+start box-1 "${cli[@]}" "${sim[@]}" --engine.time-scale 0.2 --simulate.grpc-listen 127.0.0.1:9820 --simulate.status-listen 127.0.0.1:9821 --simulate.timeline-file "$work/box-1.cuzk.log"
+start box-2 "${cli[@]}" "${sim[@]}" --engine.time-scale 0.2 --engine.gpus 2 --simulate.grpc-listen 127.0.0.1:9830 --simulate.status-listen 127.0.0.1:9831 --simulate.timeline-file "$work/box-2.cuzk.log"
 # box-3: SnapDeals only, one worker, a 1 s finalize tail (cuzk's b_g2_msm epilogue is of that
 # order): the finalizer's clobber shows at the end of every job (/status idle while TIMELINE
 # has the worker on its next partition), and the key alert fires for box-3 alone.

@@ -1,5 +1,5 @@
 /**
- * The fleet end to end, small (issue 22; the lead's test scales it to 20+ provers): four
+ * The fleet end to end, small (issue 22; fleet-scale.test.ts runs it with 24 provers): four
  * simulated cuzk daemons (`cuzk-exporter simulate`; box-2 with two GPUs, box-3 with the
  * historical status bug and a long finalize tail) → one `cuzk-exporter fleet` (gRPC + TIMELINE
  * for each, a timeline command for two, /status too for box-3) → a real Prometheus with
@@ -7,9 +7,7 @@
  * `instance` is the prover) → remote_write → a real VictoriaMetrics, queried; Alertmanager
  * with deploy/fleet/alertmanager.yml; and the fleet page in a real Chromium: every prover, the
  * faulty one flagged, sorting, a click into its box page.
- *
- * UPDATE_SCREENSHOT=1 also writes docs/fleet-page.png (the README's picture of the fleet page):
- *   UPDATE_SCREENSHOT=1 npx jest test/e2e/fleet-stack
+ * (docs/fleet-page.png comes from fleet-scale.test.ts: UPDATE_SCREENSHOT=1 npx jest test/e2e/fleet-scale.)
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -25,8 +23,6 @@ import { killAll, SimProcess, startSim, waitFor } from '../sim/sim-process';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const ARTIFACTS = path.join(REPO, 'test', '.artifacts', 'fleet');
-const DOC_SHOT = path.join(REPO, 'docs', 'fleet-page.png');
-const UPDATE_SCREENSHOT = process.env.UPDATE_SCREENSHOT === '1';
 const skip = fleetStackSkipReason() ?? chromiumSkipReason();
 const d = skip ? describe.skip : describe;
 if (skip) process.stderr.write(`fleet-stack.test.ts: ${skip}\n`);
@@ -192,10 +188,6 @@ d(`fleet: simulated provers → fleet exporter → Prometheus → VictoriaMetric
       await page.waitForFunction(() => Array.from(document.querySelectorAll('[data-testid="fleet-ppm"]')).every((c) => c.textContent !== '…'), undefined, { timeout: 30_000 });
       fs.mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, 'fleet-page.png'), fullPage: true });
-      if (UPDATE_SCREENSHOT) {
-        await page.screenshot({ path: DOC_SHOT, fullPage: true });
-        process.stderr.write(`fleet-stack.test.ts: wrote ${DOC_SHOT}\n`);
-      }
 
       // A click on the faulty prover opens its box page, served for that target.
       await page.locator('[data-testid="fleet-row"][data-target="box-3"] [data-testid="fleet-link"]').click();

@@ -31,8 +31,8 @@ export interface FleetStackOptions {
 
 export interface QueryApi {
   url: string;
-  /** Instant query; throws on an error answer. */
-  query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
+  /** Instant query (at `time`, Unix seconds, or now); throws on an error answer. */
+  query(expr: string, time?: number): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
 }
 
 export interface FleetStack {
@@ -74,8 +74,9 @@ function must(text: string, from: string, to: string, file: string): string {
 function api(base: string, prefix = ''): QueryApi {
   return {
     url: base,
-    async query(expr) {
-      const res = await fetch(`${base}${prefix}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    async query(expr, time) {
+      const at = time === undefined ? '' : `&time=${time}`;
+      const res = await fetch(`${base}${prefix}/api/v1/query?query=${encodeURIComponent(expr)}${at}`);
       const body = (await res.json()) as { status: string; error?: string; data?: { result: { metric: Record<string, string>; value: [number, string] }[] } };
       if (body.status !== 'success') throw new Error(`${expr}: ${body.error ?? res.status}`);
       return body.data!.result;
