@@ -258,7 +258,7 @@ export class AttachSource implements MetricsSource {
   private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
   /** Each listed job's partition states when last seen (re-registration check). */
-  private readonly started = new Map<string, { ranks: number[] }>();
+  private readonly started = new Map<string, { ranks: Map<number, number> }>();
   private nextHandle = 1;
   // The daemon's cumulative per-kind counters, with high-water marks (plausibility.ts).
   private prevCompleted = new HighWater();
@@ -460,10 +460,13 @@ export class AttachSource implements MetricsSource {
       // back to an earlier state (impossible within one JobState; a replayed older snapshot
       // is refused by the identity check first). A new job: a new handle, its partitions
       // count again.
-      const ranks = p.partitions.map((x) => STATE_RANK[x.state] ?? 0);
+      // By partition index (the list's order is not a contract).
+      const ranks = new Map<number, number>();
+      for (const x of p.partitions) ranks.set(x.index, STATE_RANK[x.state] ?? 0);
       const seen = this.started.get(p.job_id);
       if (seen && this.handles.has(p.job_id)) {
-        const regressed = ranks.some((r, i) => i < seen.ranks.length && seen.ranks[i] >= DONE_RANK && r < DONE_RANK);
+        let regressed = false;
+        for (const [i, r] of ranks) if ((seen.ranks.get(i) ?? -1) >= DONE_RANK && r < DONE_RANK) regressed = true;
         if (regressed) this.handles.delete(p.job_id);
       }
       this.started.set(p.job_id, { ranks });

@@ -313,6 +313,14 @@ export class StateModel {
    * Partitions on the GPU as cuzk's /status counts them: in the `gpu` state plus those
    * finalizing (kernels done, epilogue running), all kinds.
    */
+  /**
+   * Of partitionsOnGpu(), those whose worker has picked up a later partition since (attach with
+   * TIMELINE sets it): their GPU stage is over (cuzk's worker loops only after gpu_prove_start
+   * returns), what is left is the finalizer's CPU work or an end line never written (a GPU
+   * failure). They are not "on the GPU" for idle_with_partitions_on_gpu.
+   */
+  supersededOnGpu = 0;
+
   partitionsOnGpu(): number {
     let n = 0;
     for (let k = 0; k < KIND_SLOTS; k++) {
@@ -340,7 +348,7 @@ export class StateModel {
         // The seed's screenshot: partitions on the GPU while no worker at all is busy. A
         // worker is busy until the end of the latest partition it picked up, and partitions
         // end in pickup order, so on a correct prover every such partition has a busy worker.
-        return this.busyWorkers === 0 && this.wBusy.length > 0 && this.partitionsOnGpu() > 0;
+        return this.busyWorkers === 0 && this.wBusy.length > 0 && this.partitionsOnGpu() - this.supersededOnGpu > 0;
       case MM_OWNER_IDLE: {
         // Exact per worker where hand-offs name their worker: its newest partition has not
         // ended, yet it is reported idle.

@@ -2,7 +2,8 @@
  * The merge and cross-check (DESIGN §7, issue 10 item 3), with every surface real: a /status
  * stand-in (HTTP), a gRPC stand-in (grpc-js, our proto) and a TIMELINE log file. Each metric
  * comes from one surface, so a partition or proof two surfaces report is counted once; PoSt
- * is visible through gRPC and TIMELINE while /status stays blind; a worker proving per one
+ * is visible through gRPC and TIMELINE while /status stays blind (cuzk's normal state, no
+ * disagreement); a worker on a partition proving per one
  * surface and idle per another (beyond the skew tolerance) sets
  * cuzk_status_mismatch_reason{reason="surfaces_disagree"} and shows in /status — except
  * gRPC's idle, which cuzk's unconditional current_job clear makes untrustworthy. Bad
@@ -61,7 +62,7 @@ async function setup(o: { status?: boolean; grpc?: boolean; timeline?: boolean; 
 
 const disagree = (s: Sample[]) => sampleValue(s, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' });
 
-test('all three surfaces: one source per metric, nothing counted twice, PoSt visible, /status blindness shown as a disagreement', async () => {
+test('all three surfaces: one source per metric, nothing counted twice, PoSt visible, /status blindness no disagreement', async () => {
   const { status, grpc, h, pollAll, append } = await setup({ status: true, grpc: true, timeline: true });
   status!.serveJson(
     snapshot({
@@ -84,17 +85,21 @@ test('all three surfaces: one source per metric, nothing counted twice, PoSt vis
   expect(sampleValue(s, 'cuzk_gpu_info', { gpu: '0', name: 'NVIDIA RTX 6000 Ada (0)' })).toBe(1); // names from gRPC
   let prev = counters(s);
 
-  // /status says worker 1 is idle while TIMELINE (and gRPC) say it proves the WindowPoSt.
-  s = await waitFor('surfaces_disagree', async () => {
-    const x = await pollAll();
-    return disagree(x) === 1 ? x : undefined;
-  });
-  expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(1);
+  // /status says worker 1 is idle while TIMELINE (and gRPC) say it proves the WindowPoSt: cuzk's
+  // /status never shows a monolithic job (upstream: only the partitioned path calls
+  // partition_gpu_start/end), so that is how a healthy cuzk looks, not a contradiction. The
+  // polls run past TIMELINE's lag and the tolerance, where a disagreement would have shown.
+  const quietFrom = Date.now();
+  while (Date.now() - quietFrom < LAG_MS + 5 * TOL_MS) {
+    s = await pollAll();
+    expect(disagree(s)).toBe(0);
+    expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(0);
+  }
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: '0', worker: '1' })).toBe(1);
   const doc = await h.status();
-  // Both TIMELINE and gRPC see the WindowPoSt; whichever the check met first is named.
-  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 0, busy_per: expect.stringMatching(/^(timeline|grpc)$/), idle_per: 'status' })]);
+  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([]);
   expect(((doc.exporter as Record<string, unknown>).surfaces as { name: string }[]).map((x) => x.name)).toEqual(['grpc', 'status', 'timeline']);
-  expect((doc.exporter as { status_mismatch: boolean }).status_mismatch).toBe(true);
+  expect((doc.exporter as { status_mismatch: boolean }).status_mismatch).toBe(false);
   // The document built from the merged state keeps cuzk's shape (docs/status.schema.json).
   const ajv = new Ajv({ allErrors: true });
   const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(__dirname, '../../docs/status.schema.json'), 'utf8')));
@@ -126,11 +131,7 @@ test('all three surfaces: one source per metric, nothing counted twice, PoSt vis
   expect(sampleValue(s, 'cuzk_proofs_completed_total', { proof_kind: 'window-post' })).toBe(1); // gRPC: PoSt included
   expect(sampleValue(s, 'cuzk_proofs_failed_total', { proof_kind: 'snap-update' })).toBe(1); // once, though /status says so too
   expect(sampleValue(s, 'cuzk_gpu_worker_busy_seconds_total', { gpu: '0', worker: '1' })).toBe(((30 - 2) * K) / 1000);
-  // The flag is about the newest moment both surfaces vouch for: it clears once that is past the end.
-  s = await waitFor('the disagreement to clear', async () => {
-    const x = await pollAll();
-    return disagree(x) === 0 ? x : undefined;
-  });
+  expect(disagree(s)).toBe(0);
 
   // A surface goes away: cuzk_up is 0, the others stay up, totals stand.
   await grpc!.stop();
@@ -163,7 +164,7 @@ test("gRPC's idle is not a contradiction (its unconditional clear); gRPC busy wh
   expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(1);
 });
 
-test('/status with gRPC: proofs from gRPC (PoSt included), workers from /status, the PoSt worker a disagreement', async () => {
+test('/status with gRPC: proofs from gRPC (PoSt included), workers from /status, the PoSt worker /status cannot see no disagreement', async () => {
   const { status, grpc, h, pollAll } = await setup({ status: true, grpc: true });
   status!.serveJson(snapshot({ uptime: 50, workers: [idle(0, 0), idle(1, 1)], completed: { 'porep-c2': 3 } }));
   grpc!.metricsText = cuzkMetricsText({ uptime: 50, completed: { porep_c2: 3, winning_post: 100 } });
@@ -175,12 +176,15 @@ test('/status with gRPC: proofs from gRPC (PoSt included), workers from /status,
   expect(sampleValue(s, 'cuzk_proofs_completed_total', { proof_kind: 'porep-c2' })).toBe(1); // once
   expect(sampleValue(s, 'cuzk_proofs_completed_total', { proof_kind: 'winning-post' })).toBe(2);
   expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: '1', worker: '1' })).toBe(0); // /status drives workers
-  s = await waitFor('surfaces_disagree', async () => {
-    const x = await pollAll();
-    return disagree(x) === 1 ? x : undefined;
-  });
+  // /status' blindness to PoSt is cuzk's normal state (its status tracker sees partitioned jobs
+  // only): never a disagreement, however long the PoSt runs.
+  const quietFrom = Date.now();
+  while (Date.now() - quietFrom < 4000) {
+    s = await pollAll();
+    expect(disagree(s)).toBe(0);
+  }
   const doc = await h.status();
-  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([expect.objectContaining({ worker: 1, gpu: 1, busy_per: 'grpc', idle_per: 'status' })]);
+  expect((doc.exporter as Record<string, unknown>).surfaces_disagree).toEqual([]);
   expect(doc.uptime_secs).toBe(51); // cuzk's own snapshot is served when /status drives the workers
   expect(s.find((x) => x.name === 'cuzk_exporter_build_info')!.labels.surfaces).toBe('grpc,status');
 });

@@ -24,8 +24,10 @@
  * cuzk_status_mismatch_reason{reason="surfaces_disagree"}. gRPC's idle is never taken as
  * such a claim: cuzk's finalizer clears current_job unconditionally there, so a worker on
  * its next partition can read idle (a known lie of that surface, not a contradiction).
- * /status saying idle while TIMELINE or gRPC says proving — cuzk's PoSt blind spot, or the
- * historical bug — is exactly what this exists to show.
+ * /status saying idle while TIMELINE says a partition is proving — the historical bug — is
+ * exactly what this exists to show. /status saying idle during a PoSt or a batch is not: cuzk's
+ * status tracker sees partitioned jobs only (upstream status.rs call sites), so that is how a
+ * healthy cuzk looks.
  */
 import type { ErrorCounts } from '../error-counts';
 import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../kinds';
@@ -38,6 +40,9 @@ import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';
 import { TimelineSurface } from './timeline-surface';
 import { mergedStatusBody } from './merged-status';
 import { EvidenceWatch } from './evidence-watch';
+
+/** A TIMELINE never readable this long after start gives way to /status (or gRPC). */
+const SILENT_AFTER_NS = 10e9;
 
 export interface MergeOptions {
   statusUrl?: string;
@@ -113,6 +118,12 @@ export class MergedAttachSource implements MetricsSource {
   private statusSlotById = new Map<number, number>();
   private statusTopoVersion = -1;
   private lastDriver: WorkerDriver | null = null;
+  /** The partition driver in force at the last compose (partitionDriver unless TIMELINE writes nothing). */
+  private lastPartDriver: 'timeline' | 'status' | null = null;
+  /** Per counter and kind: what the model had above the driver's own totals when the driver changed. */
+  private readonly partBase = { gpu: new Float64Array(KIND_SLOTS), synth: new Float64Array(KIND_SLOTS), fin: new Float64Array(KIND_SLOTS), done: new Float64Array(KIND_SLOTS), failed: new Float64Array(KIND_SLOTS) };
+  private fwd: ModelObserver | null = null;
+  private readonly startHr = hrNowNs();
   private readonly drvBase = new Map<number, number>();
   private lastNow = 0;
   /** Configurations that take a surface's evidence away (evidence-watch.ts). */
@@ -146,6 +157,7 @@ export class MergedAttachSource implements MetricsSource {
     this.log = new ThrottledLog(opts.logger, { surface: 'merge' });
 
     const fwd = forwardTo(this.model);
+    this.fwd = fwd;
     if (this.status) this.status.model.observer = this.partitionDriver === 'status' ? fwd : null;
     if (this.grpc && this.timeline) {
       const tl = this.timeline;
@@ -295,8 +307,31 @@ export class MergedAttachSource implements MetricsSource {
   }
 
   private currentWorkerDriver(): WorkerDriver {
-    if (this.workerDriver === 'timeline' && this.grpc && this.watch.degraded('timeline', 'no_lines')) return 'grpc';
-    return this.workerDriver;
+    if (this.workerDriver !== 'timeline') return this.workerDriver;
+    // Phase 1 (pipeline off) changes neither TIMELINE nor /status' gpu_workers: gRPC's
+    // GetStatus is all there is.
+    if (this.grpc && this.watch.degraded('timeline', 'no_lines')) return 'grpc';
+    // A log never readable: /status' busy is continuous (cuzk's busy_secs), gRPC's a sample.
+    if (this.timelineSilent()) return this.status ? 'status' : this.grpc ? 'grpc' : 'timeline';
+    return 'timeline';
+  }
+
+  /** Partitions come from TIMELINE, except from /status while the daemon writes no TIMELINE at all (its file absent, pipeline off). */
+  private currentPartitionDriver(): 'timeline' | 'status' | null {
+    if (this.partitionDriver === 'timeline' && this.status && this.timelineSilent()) return 'status';
+    return this.partitionDriver;
+  }
+
+  /**
+   * The daemon writes no TIMELINE we can read: none at all while proofs end (pipeline off,
+   * evidence-watch.ts), or its log never readable since we started (a file named that never
+   * appears) for longer than SILENT_AFTER_NS. A log that was readable and goes away (rotation,
+   * a restart) keeps TIMELINE in charge: what it writes meanwhile is read when it is back.
+   */
+  private timelineSilent(): boolean {
+    if (this.watch.degraded('timeline', 'no_lines')) return true;
+    const t = this.timeline;
+    return t !== null && !t.everUp && hrNowNs() - this.startHr > SILENT_AFTER_NS;
   }
 
   private composeWorkers(): void {
@@ -391,26 +426,50 @@ export class MergedAttachSource implements MetricsSource {
 
   private composePartitions(): void {
     const m = this.model;
-    if (this.partitionDriver === 'timeline') {
+    const driver = this.currentPartitionDriver();
+    m.supersededOnGpu = driver === 'timeline' ? this.timeline!.supersededOnGpu() : 0;
+    let src: { gpu: Float64Array; synth: Float64Array; fin: Float64Array | null; done: Float64Array; failed: Float64Array } | null = null;
+    if (driver === 'timeline') {
       const t = this.timeline!.units;
       m.kLive.set(t.kLive);
-      m.kGpuNs.set(t.kGpuNs);
-      m.kSynthNs.set(t.kSynthNs);
-      m.kPartsCompleted.set(t.kParts);
       // Failed partitions: GPU failures TIMELINE saw end without a GPU_END (by /status'
       // word), plus what /status marks failed (synthesis failures; cuzk's /status marks a
       // GPU failure done, so the two never count the same partition).
-      const f = t.kPartsFailed;
+      const failed = new Float64Array(KIND_SLOTS);
       const sf = this.status?.model.kPartsFailed;
-      for (let k = 0; k < KIND_SLOTS; k++) m.kPartsFailed[k] = Math.max(m.kPartsFailed[k], f[k] + (sf ? sf[k] : 0));
-    } else if (this.partitionDriver === 'status') {
+      for (let k = 0; k < KIND_SLOTS; k++) failed[k] = t.kPartsFailed[k] + (sf ? sf[k] : 0);
+      src = { gpu: t.kGpuNs, synth: t.kSynthNs, fin: null, done: t.kParts, failed };
+    } else if (driver === 'status') {
       const s = this.status!.model;
       m.kLive.set(s.kLive);
-      m.kGpuNs.set(s.kGpuNs);
-      m.kSynthNs.set(s.kSynthNs);
-      m.kFinalizeNs.set(s.kFinalizeNs);
-      m.kPartsCompleted.set(s.kPartsCompleted);
-      m.kPartsFailed.set(s.kPartsFailed);
+      src = { gpu: s.kGpuNs, synth: s.kSynthNs, fin: s.kFinalizeNs, done: s.kPartsCompleted, failed: s.kPartsFailed };
+    }
+    if (driver !== this.lastPartDriver) {
+      // A change of driver (TIMELINE silent, or back): counters go on from where they were,
+      // moved by the new driver's increments only (never down, nothing counted twice).
+      const b = this.partBase;
+      // The first compose: the driver's totals are the counters (base 0).
+      for (let k = 0; this.lastPartDriver !== null && k < KIND_SLOTS; k++) {
+        b.gpu[k] = m.kGpuNs[k] - (src ? src.gpu[k] : 0);
+        b.synth[k] = m.kSynthNs[k] - (src ? src.synth[k] : 0);
+        b.fin[k] = m.kFinalizeNs[k] - (src?.fin ? src.fin[k] : 0);
+        b.done[k] = m.kPartsCompleted[k] - (src ? src.done[k] : 0);
+        b.failed[k] = m.kPartsFailed[k] - (src ? src.failed[k] : 0);
+      }
+      if (this.lastPartDriver !== null || driver !== this.partitionDriver) {
+        this.log.log('info', `partitions now from ${driver ?? 'no surface'}${driver === 'status' ? ' (the daemon writes no TIMELINE)' : ''}`, true);
+      }
+      if (this.status) this.status.model.observer = driver === 'status' ? this.fwd : null;
+      this.lastPartDriver = driver;
+    }
+    if (!src) return;
+    const b = this.partBase;
+    for (let k = 0; k < KIND_SLOTS; k++) {
+      m.kGpuNs[k] = Math.max(m.kGpuNs[k], src.gpu[k] + b.gpu[k]);
+      m.kSynthNs[k] = Math.max(m.kSynthNs[k], src.synth[k] + b.synth[k]);
+      if (src.fin) m.kFinalizeNs[k] = Math.max(m.kFinalizeNs[k], src.fin[k] + b.fin[k]);
+      m.kPartsCompleted[k] = Math.max(m.kPartsCompleted[k], src.done[k] + b.done[k]);
+      m.kPartsFailed[k] = Math.max(m.kPartsFailed[k], src.failed[k] + b.failed[k]);
     }
   }
 
@@ -428,9 +487,7 @@ export class MergedAttachSource implements MetricsSource {
    * onto ours) and the order in which cuzk updates them around a pickup or an end (its /status
    * marks a worker busy before the GPU_PICKUP line and idle after GPU_END). gRPC's idle is
    * never a claim: cuzk clears current_job unconditionally. Two samples never contradict for
-   * certain; the one exception is /status' blindness to PoSt seen by gRPC alone: every
-   * snapshot idle around a GetStatus answer that has the worker on a WindowPoSt/WinningPoSt,
-   * with the sampled tolerance `tolNs` on each side.
+   * certain. /status idle while a monolithic job (PoSt, a batch) runs is cuzk's normal state.
    */
   private crossCheck(): void {
     const m = this.model;
@@ -451,8 +508,10 @@ export class MergedAttachSource implements MetricsSource {
         found = { worker: id, gpu, busy_per: busyBy, idle_per: idleBy, overlap_secs: overlapNs / 1e9 };
       };
       if (tl && tl.busy) {
-        // TIMELINE proving; the newest /status snapshot it reaches says idle.
-        const s = this.status?.sampleUntil(id, tl.untilHr - t);
+        // TIMELINE proving a partition; the newest /status snapshot it reaches says idle. A
+        // monolithic job (all PoSt, batches) never changes cuzk's gpu_workers
+        // (upstream status.rs: only the partitioned path calls partition_gpu_start/end).
+        const s = (tl.partition ?? -1) >= 0 ? this.status?.sampleUntil(id, tl.untilHr - t) : null;
         if (s && !s.busy && tl.sinceHr + t <= s.startHr) hit('timeline', 'status', tl.untilHr - tl.sinceHr);
       } else if (tl) {
         // TIMELINE idle; /status (continuously) or a GetStatus answer says proving.
@@ -465,13 +524,6 @@ export class MergedAttachSource implements MetricsSource {
         }
         const g = found ? null : this.grpc?.sampleUntil(id, tl.untilHr - t);
         if (g && g.busy && tl.sinceHr + t <= g.startHr) hit('grpc', 'timeline', tl.untilHr - tl.sinceHr);
-      }
-      if (!found && st && !st.busy && this.grpc) {
-        const since = this.status!.idleSinceHr(id);
-        const g = this.grpc.sampleUntil(id, st.untilHr - this.tolNs);
-        if (since !== null && g && g.busy && (g.kind === WINDOW_POST || g.kind === WINNING_POST) && since + this.tolNs <= g.startHr) {
-          hit('grpc', 'status', st.untilHr - since);
-        }
       }
       if (found) out.push(found);
     }
@@ -501,11 +553,11 @@ export class MergedAttachSource implements MetricsSource {
   }
 
   jobId(handle: number): string | undefined {
-    if (this.partitionDriver === 'timeline') {
+    if (this.timeline && (this.lastPartDriver ?? this.partitionDriver) === 'timeline') {
       for (const j of this.timeline!.jobs.values()) if (j.handle === handle) return j.id;
       return undefined;
     }
-    if (this.partitionDriver === 'status') return this.status!.attach.jobId(handle);
+    if (this.status) return this.status.attach.jobId(handle);
     return undefined;
   }
 

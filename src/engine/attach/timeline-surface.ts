@@ -144,6 +144,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   /** A monolithic PoRep/SnapDeals job was seen in this daemon run: batched proving (max_batch_size > 1). */
   batchedSeen = false;
   private upNow = false;
+  private wasUp = false;
   private lastReason: string | null = null;
   private readonly unknownKindNames = new Set<string>();
 
@@ -177,6 +178,11 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   set observer(o: UnitObserver | null) {
     this.units.observer = o;
+  }
+
+  /** Whether the log was ever readable in this process (a file named but never written: not). */
+  get everUp(): boolean {
+    return this.wasUp;
   }
 
   get up(): boolean {
@@ -213,6 +219,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   state(up: boolean, reason: string | null, message: string): void {
     const was = this.upNow;
     this.upNow = up;
+    if (up) this.wasUp = true;
     if (reason && (was || reason !== this.lastReason)) this.errors.inc(reason, message);
     this.lastReason = up ? null : reason;
     if (!up) this.log.log('warn', message);
@@ -717,7 +724,16 @@ export class TimelineSurface implements Surface, FollowerSink {
     // Without split proving no line says when a stage ends: busy here is an upper bound.
     if (this.splitMode === 'off') return null;
     const own = ws.own[id];
-    return { busy: ws.busy[id] === 1, sinceHr: this.clock.toHr(ws.change[id]), untilHr: this.clock.readUntilHr(), sample: false, kind: own ? own.job.kind : -1 };
+    return {
+      busy: ws.busy[id] === 1,
+      sinceHr: this.clock.toHr(ws.change[id]),
+      untilHr: this.clock.readUntilHr(),
+      sample: false,
+      kind: own ? own.job.kind : -1,
+      job: own ? own.job.id : null,
+      // -1: a monolithic job (PoSt, a batch), which cuzk's /status never shows.
+      partition: own ? (own.key === MONO || own.job.mono ? -1 : own.key) : -1,
+    };
   }
 
   workerIds(): number[] {
@@ -740,6 +756,26 @@ export class TimelineSurface implements Surface, FollowerSink {
    * Whether another surface's "proving job/partition" is upstream's stale state: the newest
    * unit of that partition was skipped, given up, or failed (no end line), or its job failed.
    */
+  /**
+   * Live units on the GPU or finalizing whose worker has picked up another unit since: their
+   * GPU stage is over (a worker loops for its next pickup only after gpu_prove_start returned,
+   * upstream engine.rs gpu-worker loop), left to the finalizer (whose order between two
+   * partitions of one worker is not fixed: spawn_blocking tasks) or to an end line never
+   * written (gpu_prove_finish failed). StateModel.supersededOnGpu.
+   */
+  supersededOnGpu(): number {
+    const own = this.workers.own;
+    let n = 0;
+    for (const job of this.units.jobs.values()) {
+      if (job.live === 0) continue;
+      for (const u of job.units) {
+        if (u.end !== END_NONE || (u.state !== PART_GPU && u.state !== PART_FINALIZING)) continue;
+        if (u.worker >= 0 && u.worker < own.length && own[u.worker] !== u) n++;
+      }
+    }
+    return n;
+  }
+
   staleClaim(jobId: string | null, partition: number): boolean {
     if (jobId === null) return false;
     const job = this.units.jobs.get(jobId);
