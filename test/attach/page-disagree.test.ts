@@ -1,6 +1,7 @@
 /**
  * The status page's banner shows a disagreement between an attached daemon's surfaces (issue
- * 10): /status says worker 1 is idle while its TIMELINE log says it proves a WindowPoSt. Real
+ * 10): /status says worker 1 is idle while its TIMELINE log says it proves a partition (a
+ * WindowPoSt would not do: cuzk's /status never shows one, so that is no contradiction). Real
  * exporter (status + TIMELINE surfaces polling a /status stand-in and a log file), real
  * Chromium (the Debian package; skipped with a message where it is missing).
  */
@@ -34,11 +35,11 @@ d('status page: surfaces disagree', () => {
   test('the banner names the worker and the surfaces that contradict each other', async () => {
     const A = 'ps-snap-7f3a9c2e-41d8-4b6a-9a0e-5c1d2b3e4f50';
     status = await StatusServer.start();
-    status.serveJson(snapshot({ uptime: 10, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null]])], workers: [proving(0, 0, A, 0, 0.1), idle(1, 0)] }));
+    status.serveJson(snapshot({ uptime: 10, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null], ['synth_done', 1, null]])], workers: [proving(0, 0, A, 0, 0.1), idle(1, 0)] }));
     const log = path.join(dir, 'cuzk.log');
     fs.writeFileSync(log, '');
     h = await startMerged({ statusUrl: status.url, timelineFile: log, pollIntervalMs: 200, skewToleranceMs: 100, start: true });
-    fs.appendFileSync(log, `TIMELINE,100000,GPU_PICKUP,${A},worker=0,partition=0\nTIMELINE,100000,GPU_START,${A},worker=0,partition=0\nTIMELINE,100001,SYNTH_START,wpost-1,kind=window-post\nTIMELINE,100002,GPU_PICKUP,wpost-1,worker=1\nTIMELINE,100002,GPU_START,wpost-1,worker=1\n`);
+    fs.appendFileSync(log, `TIMELINE,100000,GPU_PICKUP,${A},worker=0,partition=0\nTIMELINE,100000,GPU_START,${A},worker=0,partition=0\nTIMELINE,100002,GPU_PICKUP,${A},worker=1,partition=1\nTIMELINE,100002,GPU_START,${A},worker=1,partition=1\n`);
     await waitFor('surfaces_disagree', async () => sampleValue((await h!.metrics()).samples, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' }) === 1, 20_000);
 
     const page = await browser!.newPage();

@@ -101,6 +101,9 @@ const freePort = (): Promise<number> =>
 const KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
 
 export function baseFlags(sock: string, statusPort: number, timeline: string, engineCfg: string, rowFlags: readonly string[] = []): string[] {
+  // CONFORMANCE_EXTRA_FLAGS (a trace run): more simulate flags, e.g. another box shape.
+  const extra = (process.env.CONFORMANCE_EXTRA_FLAGS ?? '').split(' ').filter(Boolean);
+  rowFlags = [...rowFlags, ...extra];
   const own = (f: string, v: string) => (rowFlags.includes(f) ? [] : [f, v]);
   return [
     ...own('--engine.backend', 'sim'),
@@ -120,6 +123,7 @@ export function baseFlags(sock: string, statusPort: number, timeline: string, en
     // partition 0 share key (0,0)) loses a job at random under concurrency: only its own row.
     ...own('--simulate.gpu-queue-collisions', 'false'),
     '--log.level', 'warn',
+    ...extra,
   ];
 }
 
@@ -173,8 +177,7 @@ export async function runRow(row: Row, o: RunOptions = {}): Promise<RowRun> {
           // This box's stages last milliseconds (time scale 0.02): the give-up timeouts for a
           // stage with no end line and for what cuzk's /status never clears are scaled down
           // with them (their production defaults are tested in test/attach).
-          timeline: { gpuTimeoutMs: 2000, confirmMs: 1000 },
-          statusStale: { minUnownedMs: 1500, minOwnedMs: 3000 },
+          ...(process.env.CONFORMANCE_DEFAULT_THRESHOLDS ? {} : { timeline: { gpuTimeoutMs: 2000, confirmMs: 1000 }, statusStale: { minUnownedMs: 1500, minOwnedMs: 3000 } }),
         }),
       );
     }
@@ -186,6 +189,12 @@ export async function runRow(row: Row, o: RunOptions = {}): Promise<RowRun> {
           const m = await h.metrics().catch(() => null);
           const v = m ? (sampleValue(m.samples, 'cuzk_status_mismatch') ?? 0) : 0;
           mismatchSeen.set(c, Math.max(mismatchSeen.get(c) ?? 0, v));
+          if (v && process.env.CONFORMANCE_TRACE) {
+            const reasons = m!.samples.filter((x) => x.name === 'cuzk_status_mismatch_reason' && x.value > 0).map((x) => x.labels.reason);
+            const live = m!.samples.filter((x) => x.name === 'cuzk_partitions' && x.value > 0).map((x) => `${x.labels.proof_kind}/${x.labels.state}=${x.value}`);
+            const busy = m!.samples.filter((x) => x.name === 'cuzk_gpu_worker_busy' && x.value > 0).map((x) => x.labels.worker);
+            process.stderr.write(`conformance trace ${row.id}/${c}: mismatch ${reasons.join(',')} live ${live.join(' ')} busy [${busy.join(',')}]\n`);
+          }
         }
         await new Promise((r) => setTimeout(r, 200));
       }

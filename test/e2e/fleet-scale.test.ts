@@ -151,6 +151,24 @@ d(`fleet at scale: ${PLAN.length} simulated provers → fleet exporter → Prome
     browser = await launchBrowser({ viewport: { width: 1440, height: 900 } });
 
     workStart = Date.now() / 1000;
+    // FLEET_TRACE=gpu-08,gpu-06: what a box's merged state is while its mismatch flag is set.
+    for (const name of (process.env.FLEET_TRACE ?? '').split(',').filter(Boolean)) {
+      void (async () => {
+        while (!faultyStop) {
+          try {
+            const samples = parse(await (await fetch(`${fleetUrl}/probe?target=${name}`)).text());
+            if (samples.some((x) => x.name === 'cuzk_status_mismatch' && x.value === 1)) {
+              const st = (await (await fetch(`${fleetUrl}/targets/${name}/status`)).json()) as Record<string, unknown>;
+              const live = samples.filter((x) => x.name === 'cuzk_partitions' && x.value > 0).map((x) => `${x.labels.proof_kind}/${x.labels.state}=${x.value}`);
+              process.stderr.write(`fleet trace ${name} ${((Date.now() / 1000) - workStart).toFixed(1)}s: live ${live.join(' ')} status ${JSON.stringify({ w: st.gpu_workers, p: (st.pipelines as { job_id: string; partitions: { state: string }[] }[]).map((x) => [x.job_id, x.partitions.map((q) => q.state).join(',')]), e: st.exporter })}\n`);
+            }
+          } catch (e) {
+            process.stderr.write(`fleet trace ${name}: ${(e as Error).message}\n`);
+          }
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })();
+    }
     // The work: each box its row's workload (its own gRPC client), FAULTY its SnapDeals loop.
     workloads = Promise.all(
       PLAN.filter((p) => p.row).map(async (p) => {

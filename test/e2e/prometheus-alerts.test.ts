@@ -537,17 +537,18 @@ describeWithPrometheus('real Prometheus, split proving: the key alert on certain
     const seen = o.observations.filter((x) => x.evaluatedAt >= start);
     const gaps = seen.slice(1).map((x, i) => x.evaluatedAt - (seen[i] as Observation).evaluatedAt);
     // Evaluations not looked at through the API (Prometheus skips an iteration when one
-    // overruns, and on a loaded 2-core box a poll can come late): a few per cent at most.
+    // overruns, and on a loaded 2-core box a poll can come late): 5 % at most.
     // Every evaluation is still checked below, from the TSDB (ALERTS / ALERTS_FOR_STATE raw
     // samples over the whole range).
     const missed = gaps.reduce((a, g) => a + Math.max(0, Math.round(g / EVAL_SEC) - 1), 0);
-    expect({ missed, ok: missed <= Math.max(2, Math.ceil(0.02 * runSec / EVAL_SEC)) }).toEqual({ missed, ok: true });
+    expect({ missed, ok: missed <= Math.max(4, Math.ceil(0.05 * runSec / EVAL_SEC)) }).toEqual({ missed, ok: true });
     expect(seen.length).toBeGreaterThanOrEqual(Math.floor(runSec / EVAL_SEC) - 3 - missed);
     // Run mode: no alert at all. Attach with /status alone: none of the status-consistency
     // alerts (others may rightly say what /status cannot see, e.g. PoSt).
     const watched = (a: PromAlert): boolean =>
       a.labels.instance === R(runHealthy).target || (a.labels.instance === R(attachHealthy).target && MISMATCH_ALERTS.includes(a.labels.alertname ?? ''));
-    const healthyAlerts = o.observations.flatMap((x) => x.alerts.filter(watched).map((a) => `${x.evaluatedAt}: ${a.labels.instance} ${a.labels.alertname} ${a.state}`));
+    const nameOf = (instance: string | undefined) => (instance === R(runHealthy).target ? 'run-healthy' : instance === R(attachHealthy).target ? 'attach-healthy' : '?');
+    const healthyAlerts = o.observations.flatMap((x) => x.alerts.filter(watched).map((a) => `${x.evaluatedAt}: ${a.labels.instance} (${nameOf(a.labels.instance)}) ${a.labels.alertname} ${a.state}`));
     expect(healthyAlerts).toEqual([]);
     // The observer is looking at the right thing: it saw the faulty exporters' alerts.
     for (const f of [R(runClobber), R(attachSeed)]) {

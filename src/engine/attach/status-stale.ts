@@ -19,7 +19,8 @@
  *  2. a `gpu` partition no worker owns, older than `unownedMs` (max(10 s, 3x the longest
  *     GPU stage seen done)): the split-proving tail it could be in is long over: abandoned,
  *     and its job failed (rule 1);
- *  3. a worker `proving` a partition older than `ownedMs` (max(60 s, 5x the longest)):
+ *  3. a worker `proving` a partition older than `ownedMs` (max(60 s, 5x the longest); the
+ *     partition's gpu_ms where listed, else busy_secs):
  *     stale, shown idle; the partition abandoned, its job failed;
  *  4. a job still holding `pending` partitions while a job registered at least 2 s later
  *     already has one past `pending` failed: the synthesis dispatcher takes the oldest job's
@@ -122,7 +123,12 @@ export class StaleStatus {
       if (w.state !== 'proving') continue;
       const p = w.current_job != null ? s.pipelines.find((x) => x.job_id === w.current_job) : undefined;
       const part = p && w.current_partition != null ? p.partitions.find((x) => x.index === w.current_partition) : undefined;
-      const stale = (part && (part as { abandoned?: boolean }).abandoned === true) || (w.busy_secs ?? 0) * 1000 > ownedMs;
+      // The age of what it proves: its partition's gpu_ms where listed on the GPU (upstream's
+      // gpu_ms and busy_secs both run from the pickup, status.rs partition_gpu_start), else
+      // busy_secs. A daemon whose busy_secs is the whole stint (the reference engine's: not
+      // reset at each pickup) is not read as stuck after a minute of back-to-back partitions.
+      const ageMs = part && part.state === 'gpu' && typeof part.gpu_ms === 'number' ? part.gpu_ms : (w.busy_secs ?? 0) * 1000;
+      const stale = (part && (part as { abandoned?: boolean }).abandoned === true) || ageMs > ownedMs;
       if (stale) {
         w.state = 'idle';
         w.current_job = null;
