@@ -94,6 +94,26 @@ describe('section references', () => {
     expect(refs.filter((r) => !ids.has(r.section)).map((r) => r.section)).toEqual(['12']);
   });
 
+  test('every link to a heading of a markdown file (file.md#anchor, #anchor) finds that heading', () => {
+    // GitHub's anchors: the heading lowercased, punctuation dropped, spaces as dashes.
+    const slug = (h: string) => h.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const anchorsOf = (file: string) => new Set([...fs.readFileSync(file, 'utf8').matchAll(/^#{1,6}\s+(.*)$/gm)].map((m) => slug(m[1])));
+    const broken: string[] = [];
+    let checked = 0;
+    for (const f of repoFiles().filter((x) => x.endsWith('.md') && !x.startsWith('bench/results/'))) {
+      const text = fs.readFileSync(path.join(ROOT, f), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)\s]*?)#([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(m[1])) continue; // another site
+        const target = m[1] === '' ? path.join(ROOT, f) : path.join(ROOT, path.dirname(f), m[1]);
+        if (!target.endsWith('.md')) continue;
+        checked++;
+        if (!fs.existsSync(target) || !anchorsOf(target).has(m[2])) broken.push(`${f}: ${m[1]}#${m[2]}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(5);
+    expect(broken).toEqual([]);
+  });
+
   test('the README links docs/design.md', () => {
     expect(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')).toContain('](docs/design.md)');
   });
