@@ -139,7 +139,8 @@ describe('README code blocks marked runnable', () => {
         expect({ command, shutdown: /msg="shutting down" signal=SIGINT/.test(r.stderr), errors: r.stderr.split('\n').filter((l) => /level=error|^\s+at /.test(l)) }).toEqual({ command, shutdown: true, errors: [] });
       } else expect({ command, code: r.code, signal: r.signal, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ command, code: 0, signal: null, stderr: '' });
     } finally {
-      for (const f of fs.readdirSync(ROOT)) if (!before.has(f)) fs.rmSync(path.join(ROOT, f), { recursive: true, force: true });
+      // Only what the command itself names (another test may be writing in the checkout too).
+      for (const f of fs.readdirSync(ROOT)) if (!before.has(f) && command.includes(f)) fs.rmSync(path.join(ROOT, f), { recursive: true, force: true });
     }
   }, 150_000);
 });
