@@ -16,13 +16,35 @@ import { FLEET_HELP } from './fleet-help';
 
 const COMMANDS: Record<Command, string> = {
   run: 'Run the reference GPU prover with a proof workload and serve its metrics (the default for npm start)',
-  attach: 'Serve the same metrics from a running cuzk daemon by polling its /status',
-  prove: 'Submit proofs to the reference prover, show progress and per-proof timings',
+  attach: 'Serve the same metrics from a running cuzk daemon, read through its gRPC API (--cuzk.grpc-address), the TIMELINE lines of its log (--cuzk.timeline-file) and/or its /status (--cuzk.status-url)',
+  prove: 'Submit proofs to the reference prover, show progress and per-proof timings (gpu_s and synth_s summed over each proof\'s partitions)',
   bench: 'Run the benchmarks (same as npm run bench)',
   dashboards: 'Write the Grafana dashboards and Prometheus alert/recording rules to a folder',
   fleet: 'Attach to many cuzk daemons listed in --targets.file: each prover\'s metrics at /probe?target=NAME, a fleet page at /',
   simulate: 'Run a cuzk-compatible daemon (reference prover behind cuzk\'s gRPC, /status and TIMELINE surfaces, blind spots included) for tests and demos',
 };
+
+/** How --help shows the types yargs is not told about. */
+const NUMERIC_TYPES: Record<string, string | undefined> = { number: 'number', integer: 'number', duration: 'duration' };
+
+/**
+ * yargs names flags without their dashes ("Unknown argument: web.listen-adress"); users type
+ * them with, so the message does too. Positional words (a stray "extra") stay as they are.
+ */
+export function flagsAsTyped(msg: string, args: string[]): string {
+  const asTyped = (name: string) => {
+    for (const a of args) {
+      const m = /^(--?)(?:no-)?([^=]+)/.exec(a);
+      if (m && m[2] === name) return `${m[1]}${name}`;
+    }
+    return name;
+  };
+  const unknown = /^(Unknown arguments?: )(.*)$/.exec(msg);
+  if (unknown) return unknown[1] + unknown[2].split(', ').map(asTyped).join(', ');
+  const missing = /^(Not enough arguments following: )(.*)$/.exec(msg);
+  if (missing) return `${missing[1]}${asTyped(missing[2])}`;
+  return msg;
+}
 
 function addOptions(y: Argv, cmd: Command): Argv {
   for (const o of OPTIONS.filter((x) => x.commands.includes(cmd))) {
@@ -30,9 +52,13 @@ function addOptions(y: Argv, cmd: Command): Argv {
     if (o.choices) parts.push(`[choices: ${o.choices.join(', ')}]`);
     if (o.default !== undefined) parts.push(`[default: ${JSON.stringify(o.default)}]`);
     parts.push(`[env: ${envName(o.name)}]`);
+    // Values are validated by resolveOptions (after env and config file are merged), from
+    // the text as typed: yargs' own number type would turn "abc" into NaN first. So numbers
+    // and durations get no yargs type (parse-numbers is off: they stay text) and show theirs.
+    const shown = NUMERIC_TYPES[o.type];
+    if (shown) parts.push(`[${shown}]`);
     y.option(o.name, {
-      // Values are validated by resolveOptions (after env and config file are merged).
-      type: o.type === 'boolean' ? 'boolean' : 'string',
+      ...(shown ? { requiresArg: true } : { type: o.type === 'boolean' ? 'boolean' : 'string' }),
       describe: parts.join(' '),
       group: `${o.group}:`,
     });
@@ -86,7 +112,7 @@ export async function main(args: string[]): Promise<number> {
   const parser = yargs(joinDashValues(args))
     .scriptName('cuzk-exporter')
     .usage('$0 <command> [options]\n\nPrometheus/OpenTelemetry exporter for GPU SNARK proving (Filecoin cuzk).')
-    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true })
+    .parserConfiguration({ 'dot-notation': false, 'camel-case-expansion': false, 'boolean-negation': true, 'parse-numbers': false })
     .strict()
     .demandCommand(1, 'a command is required: run, attach, fleet, prove, bench, dashboards or simulate')
     .recommendCommands()
@@ -96,7 +122,7 @@ export async function main(args: string[]): Promise<number> {
     .wrap(Math.min(120, process.stdout.columns || 100))
     .epilog('Every flag can also be set with an environment variable CUZK_EXPORTER_<FLAG> (dots and dashes as underscores) or in --config.file.')
     .fail((msg, err) => {
-      failure = err ? err.message : msg;
+      failure = flagsAsTyped(err ? err.message : msg, args);
     })
     .exitProcess(false);
   // The handler only records what to run: yargs may call it before reporting a

@@ -9,6 +9,7 @@ import YAML from 'yaml';
 import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
 import { FileRefused, readRegularFile } from '../util/regular-file';
 import { parseStrictJson } from '../util/strict-json';
+import { yamlErrorLine } from '../util/yaml-error';
 import { PROOF_KINDS } from '../engine/kinds';
 
 export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate' | 'fleet';
@@ -75,7 +76,7 @@ export const OPTIONS: OptSpec[] = [
 
   { name: 'cuzk.status-url', type: 'string', describe: "Surface: URL of the cuzk daemon's /status (its status_listen address), e.g. http://127.0.0.1:9821/status (blind to WindowPoSt/WinningPoSt)", commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.grpc-address', type: 'string', describe: "Surface: cuzk's gRPC API (its [daemon] listen address): unix:///run/curio/cuzk.sock or host:port, e.g. 127.0.0.1:9820 (no TLS, as cuzk)", commands: ['attach'], group: 'cuzk' },
-  { name: 'cuzk.timeline-file', type: 'path', describe: 'Surface: cuzk\'s log with its TIMELINE lines, followed like tail -F; "-" reads standard input (journalctl -fu cuzk -o cat | cuzk-exporter attach --cuzk.timeline-file - ...)', commands: ['attach'], group: 'cuzk' },
+  { name: 'cuzk.timeline-file', type: 'path', describe: 'Surface: cuzk\'s log with its TIMELINE lines, followed like tail -F; "-" reads standard input (journalctl -fu cuzk -o cat --lines=0 | cuzk-exporter attach --cuzk.timeline-file - ...)', commands: ['attach'], group: 'cuzk' },
   { name: 'cuzk.poll-interval', type: 'duration', default: '1s', min: 0.05, describe: 'How often to poll /status and gRPC GetMetrics', commands: ATTACH, group: 'cuzk' },
   { name: 'cuzk.grpc-status-interval', type: 'duration', default: '5s', min: 5, describe: 'How often to call gRPC GetStatus (cuzk runs nvidia-smi on every call: never faster than 5s)', commands: ATTACH, group: 'cuzk' },
   { name: 'cuzk.timeout', type: 'duration', default: '2s', min: 0.01, describe: 'Give up on a /status or gRPC request after this long', commands: ATTACH, group: 'cuzk' },
@@ -210,7 +211,7 @@ function readConfigFile(file: string): Record<string, unknown> {
     doc = file.endsWith('.json') ? parseStrictJson(text) : YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
     // yaml reports a stack overflow inside its own error ("Maximum call stack size exceeded at line …").
-    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : (e as Error).message.split('\n')[0];
+    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : file.endsWith('.json') ? (e as Error).message.split('\n')[0] : yamlErrorLine(e as Error, text);
     throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${msg}`);
   }
   if (doc === null || doc === undefined) return {};

@@ -103,6 +103,8 @@ export async function proveCommand(o: Resolved, log: Logger): Promise<number> {
   }
   if (tty) err.write('\r\x1b[K');
   await engine.close();
+  // The per-proof columns are not wall-clock stretches: partitions run side by side.
+  if (!json && results.length > 0) err.write("prove: synth_s and gpu_s are summed over each proof's partitions (which run in parallel, so they can exceed total_s, the proof's wall-clock time)\n");
   if (outcome !== 'done') {
     err.write(`prove: interrupted after ${results.length} of ${count} proofs\n`);
     return 130;

@@ -22,6 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { grpcTarget } from '../engine/attach/grpc-surface';
+import { yamlErrorLine } from '../util/yaml-error';
 
 export interface TargetSpec {
   name: string;
@@ -78,7 +79,7 @@ export function parseTargets(text: string, file: string): TargetSpec[] {
   try {
     doc = YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
-    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : (e as Error).message.split('\n')[0];
+    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : yamlErrorLine(e as Error, text);
     throw new TargetsFileError(`targets file ${file}: not valid YAML: ${msg}`);
   }
   const fail = (what: string): never => {

@@ -236,6 +236,18 @@ interface StatusMsg {
   totalFailed: number;
 }
 
+/**
+ * grpc-js's text for a failed connection, without its wrappers: "No connection established.
+ * Last error: Error: connect ENOENT /run/cuzk.sock. Resolution note: " becomes "connect ENOENT
+ * /run/cuzk.sock"; a resolution note with content is kept in brackets.
+ */
+export function grpcDetail(d: string): string {
+  return d
+    .replace(/^No connection established\. Last error: (?:Error: )?/, '')
+    .replace(/\.?\s*Resolution note:\s*$/, '')
+    .replace(/\.\s*Resolution note:\s*(.+)$/, ' (resolution: $1)');
+}
+
 /** Validates a GetStatusResponse as proto-loader decoded it (longs as strings). */
 function validateStatus(m: unknown): StatusMsg | string {
   if (typeof m !== 'object' || m === null) return 'not a message';
@@ -282,6 +294,8 @@ export class GrpcSurface implements Surface {
   private statusTimer: NodeJS.Timeout | null = null;
   private inflight = new Set<Promise<void>>();
   private stopped = true;
+  /** The fault last logged, per call and for the channel (callError). */
+  private readonly faults = new Map<'GetMetrics' | 'GetStatus' | 'channel', string>();
   private metricsUp = false;
   private statusUp = false;
   private everStatus = false;
@@ -419,16 +433,17 @@ export class GrpcSurface implements Surface {
     this.log.log('warn', message);
   }
 
-  private callError(method: string, e: unknown): void {
+  private callError(method: 'GetMetrics' | 'GetStatus', e: unknown): void {
     if (this.closing) return; // cancelled at shutdown: not a daemon error
     const err = e as grpc.ServiceError;
     const code = typeof err?.code === 'number' ? err.code : -1;
-    const detail = (err?.details || err?.message || String(e)).slice(0, 300);
+    const detail = grpcDetail(err?.details || err?.message || String(e)).slice(0, 300);
     let reason: GrpcReason = 'grpc_error';
     let text = `${method} ${this.opts.address}: ${grpc.status[code] ?? 'error'}: ${detail}`;
     if (code === grpc.status.UNAVAILABLE) {
+      // The channel's fault, not the method's: both calls share it, one line says it.
       reason = 'grpc_unavailable';
-      text = `${method} ${this.opts.address}: unavailable (${detail}); is cuzk running and is this its [daemon] listen address?`;
+      text = `gRPC ${this.opts.address}: unavailable (${detail}); is cuzk running and is this its [daemon] listen address?`;
     } else if (code === grpc.status.DEADLINE_EXCEEDED) {
       reason = 'grpc_deadline';
       text = `${method} ${this.opts.address}: no answer within ${this.opts.timeoutMs} ms`;
@@ -441,7 +456,20 @@ export class GrpcSurface implements Surface {
     } else if (code === grpc.status.UNIMPLEMENTED) {
       text = `${method} ${this.opts.address}: not implemented there (is it cuzk's gRPC address?)`;
     }
-    this.fail(reason, text);
+    // Counted every time; logged once per state change: when the fault first appears or
+    // changes, not at every poll while it lasts (a missing socket is one line, not two
+    // every 5 s). A good answer clears it.
+    this.errors.inc(reason, text);
+    const key = reason === 'grpc_unavailable' ? 'channel' : method;
+    if (this.faults.get(key) === text) return;
+    this.faults.set(key, text);
+    this.log.log('warn', text, true);
+  }
+
+  /** A call answered: the faults it had (and the channel's) are over. */
+  private answered(method: 'GetMetrics' | 'GetStatus'): void {
+    this.faults.delete(method);
+    this.faults.delete('channel');
   }
 
   /** One GetMetrics: proof counters and gauges. Never throws. */
@@ -468,6 +496,7 @@ export class GrpcSurface implements Surface {
       return this.fail('grpc_bad_response', `GetMetrics ${this.opts.address}: no cuzk_uptime_seconds in the answer (not cuzk's metrics text)`);
     }
     this.applyMetrics(m, askHr);
+    this.answered('GetMetrics');
     this.setMetricsUp(true);
   }
 
@@ -588,6 +617,7 @@ export class GrpcSurface implements Surface {
       this.statusUp = false;
       return this.callError('GetStatus', e);
     }
+    this.answered('GetStatus');
     const v = validateStatus(res);
     this.everStatus = true;
     if (typeof v === 'string') {
