@@ -314,8 +314,9 @@ export class StateModel {
    * finalizing (kernels done, epilogue running), all kinds.
    */
   /**
-   * Of partitionsOnGpu(), those whose worker has picked up a later partition since (attach with
-   * TIMELINE sets it): their GPU stage is over (cuzk's worker loops only after gpu_prove_start
+   * Of partitionsOnGpu(), those TIMELINE does not vouch for (attach with TIMELINE sets it): a
+   * pickup with no GPU_START yet (it may be a skip), or a partition whose worker has picked up
+   * a later one since — its GPU stage is over (cuzk's worker loops only after gpu_prove_start
    * returns), what is left is the finalizer's CPU work or an end line never written (a GPU
    * failure). They are not "on the GPU" for idle_with_partitions_on_gpu.
    */

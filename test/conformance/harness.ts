@@ -143,7 +143,8 @@ export async function runRow(row: Row, o: RunOptions = {}): Promise<RowRun> {
   const sock = path.join(tmp, 'cuzk.sock');
   const timeline = path.join(tmp, 'cuzk.log');
   const engineCfg = path.join(tmp, 'engine.json');
-  fs.writeFileSync(engineCfg, JSON.stringify(row.engine ?? {}));
+  // CONFORMANCE_ENGINE (a trace run): the engine config as JSON, instead of the row's.
+  fs.writeFileSync(engineCfg, process.env.CONFORMANCE_ENGINE ?? JSON.stringify(row.engine ?? {}));
   const statusPort = await freePort();
   const flags = [...baseFlags(sock, statusPort, timeline, engineCfg, row.flags), ...row.flags];
   let sim: SimProcess | null = await startSim(flags, 60_000);

@@ -18,7 +18,8 @@ import { find, promtoolCheckMetrics, value } from '../helpers/prom-text';
 import { fixture } from '../attach/snapshots';
 import { StatusServer } from '../attach/status-server';
 
-const TIMEOUT_MS = 1000;
+const TIMEOUT_MS = 3000; // long enough that a probe waiting on the hung poll stands out from a loaded box's slowness
+jest.setTimeout(180_000);
 
 let dir: string;
 let a: StatusServer;
@@ -28,7 +29,7 @@ let watch: TargetsFileWatch;
 let server: RunningServer;
 let file: string;
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 15_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {

@@ -757,7 +757,8 @@ export class TimelineSurface implements Surface, FollowerSink {
    * unit of that partition was skipped, given up, or failed (no end line), or its job failed.
    */
   /**
-   * Live units on the GPU or finalizing whose worker has picked up another unit since: their
+   * Live units on the GPU or finalizing not vouched for as on the GPU: a pickup still
+   * tentative, or one whose worker has picked up another unit since: their
    * GPU stage is over (a worker loops for its next pickup only after gpu_prove_start returned,
    * upstream engine.rs gpu-worker loop), left to the finalizer (whose order between two
    * partitions of one worker is not fixed: spawn_blocking tasks) or to an end line never
@@ -770,7 +771,10 @@ export class TimelineSurface implements Surface, FollowerSink {
       if (job.live === 0) continue;
       for (const u of job.units) {
         if (u.end !== END_NONE || (u.state !== PART_GPU && u.state !== PART_FINALIZING)) continue;
-        if (u.worker >= 0 && u.worker < own.length && own[u.worker] !== u) n++;
+        if (u.worker < 0 || u.worker >= own.length) continue;
+        // Picked up since by its worker's later pickup, or a pickup still tentative (no
+        // GPU_START yet: it may be a skip, which upstream writes no end for).
+        if (own[u.worker] !== u || this.workers.tentative[u.worker]) n++;
       }
     }
     return n;
