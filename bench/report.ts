@@ -6,9 +6,10 @@
 import type { AccuracyResult } from './accuracy';
 import type { AuthStallResult } from './auth-stall';
 import type { ExpositionResult } from './exposition';
+import type { FleetResult } from './fleet';
 import type { FreshnessResult } from './freshness';
 import type { IngestResult } from './ingest';
-import type { Machine } from './lib/stats';
+import type { Dist, Machine } from './lib/stats';
 import type { OverheadResult } from './overhead';
 import type { ScrapeResult } from './scrape';
 
@@ -59,6 +60,7 @@ export interface Results {
   accuracy?: AccuracyResult;
   attachPoll?: AttachPollSummary & Record<string, unknown>;
   authStall?: AuthStallResult;
+  fleet?: FleetResult;
   aims: Aim[];
 }
 
@@ -146,6 +148,10 @@ export function evaluateAims(r: Results): Aim[] {
   if (r.authStall) {
     below('auth.healthy', `/-/healthy p99 under ${r.authStall.concurrency} concurrent wrong passwords`, r.authStall.healthyP99.median, 'ms', 100, '< 100 ms');
     below('auth.scrape', `authenticated /metrics p99 under ${r.authStall.concurrency} concurrent wrong passwords`, r.authStall.scrapeP99.median, 'ms', 100, '< 100 ms');
+  }
+  if (r.fleet) {
+    const big = [...r.fleet.sizes].sort((a, b) => b.targets - a.targets)[0];
+    if (big) below('fleet.cpu', `fleet exporter CPU with ${big.targets} provers attached (gRPC + TIMELINE)`, big.cpuPercent, '% of a core', 5, '< 5 % of one core');
   }
   if (r.attachPoll) {
     below('attach.poll', 'attach poll CPU (median)', r.attachPoll.pollCpu.medianMs, 'ms', r.attachPoll.budgetMs, `< ${r.attachPoll.budgetMs} ms`);
@@ -255,18 +261,15 @@ function explain(a: Aim, r: Results): string {
       );
     case 'attach.poll':
       return 'See bench/attach-poll.ts (issue #4).';
-    case 'auth.healthy':
-    case 'auth.scrape':
+    case 'fleet.cpu': {
+      const fl = r.fleet;
+      if (!fl) return '';
+      const slow = fl.variants.find((v) => v.pollInterval !== '1s' && v.surfaces === 'grpc,timeline');
       return (
-        'bcrypt runs in a worker thread (src/exporter/bcrypt-pool.ts), so what is left is the attacker\'s connection churn on the same 2 cores as the exporter, the bcrypt worker and the flood process itself' +
-        (r.authStall ? ` (event loop's longest delay ${f(r.authStall.loopDelayMaxMs.median)} ms; without the flood p99 ${f(r.authStall.baselineHealthyP99.median)} / ${f(r.authStall.baselineScrapeP99.median)} ms)` : '') +
-        '. A machine with a core to spare for the attacker would close it; so would a lower --web.max-connections.'
+        `Each attached target costs ${f(fl.fit.cpuPercent.slope)} % of a core (fit over ${fl.sizes.map((x) => x.targets).join(', ')} targets, r² ${f(fl.fit.cpuPercent.r2)}), almost all of it polling, not scrapes: per target a gRPC GetMetrics every --cuzk.poll-interval and a GetStatus every 5 s (grpc-js' per-call cost is the largest share in a CPU profile), ten looks a second at its log, and a look at its model each second for the fleet page` +
+        (slow ? `; polled every ${slow.pollInterval}, the same ${slow.targets} provers cost ${f(slow.cpuPercent)} % of a core` : '') +
+        '. To close: a longer --cuzk.poll-interval for large fleets (TIMELINE keeps busy time exact whatever the poll; only the proof counters and queue depth are sampled less often), or fewer looks per second at a log that has not grown (its follower looks every 100 ms today).'
       );
-    case 'attach.cycle': {
-      const p = r.attachPoll?.surfaces?.parts;
-      return p
-        ? `The cycle is mostly the /status poll (${f(p.statusMs)} ms: a new connection per poll as cuzk answers \`Connection: close\`, a ~60 KiB JSON parse, its depth check and the snapshot diff) and grpc-js' per-call cost (GetMetrics ${f(p.grpcMetricsMs)} ms, GetStatus ${f(p.grpcStatusMs)} ms every 5th cycle); TIMELINE (${f(p.timelineMs)} ms for 10 looks) and the merge (${f(p.mergeMs)} ms) are small. CPU times on this shared machine rise with its load (see the load average above); dropping --cuzk.status-url (gRPC + TIMELINE, the recommended pair) takes the largest part out.`
-        : '';
     }
     default:
       return '';
@@ -486,6 +489,28 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
       `${au.attacker.checked401} / ${au.attacker.refused429} of ${au.attacker.requests} requests; ${f(au.loopDelayMaxMs.median)} ms; scraper failures: ${au.scraperFailures}`,
       runs,
       '—',
+    );
+  }
+  const fl = r.fleet;
+  if (fl) {
+    const B = '(#22) Fleet';
+    const runs = (x: { windowSeconds: number; probe: Dist }) => `1 window × ${Math.round(x.windowSeconds)} s (${x.probe.n} probes)`;
+    for (const x of [...fl.sizes, ...fl.variants]) {
+      row(
+        B,
+        `one \`cuzk-exporter fleet\` attached to ${x.targets} simulated provers (${x.surfaces}, polled every ${x.pollInterval}; ${f(x.timelineLinesPerBoxPerSecond)} TIMELINE lines/s per box), each /probe scraped every ${fl.scrapeIntervalSeconds} s: exporter CPU; RSS; /probe p50 / p99; series per prover`,
+        `${f(x.cpuPercent)} % of a core; ${f(x.rssMiB)} MiB; ${f(x.probe.p50)} / ${f(x.probe.p99)} ms${x.probeFailures ? ` (${x.probeFailures} failed)` : ''}; ${x.seriesPerProver.median} (${kib(x.probeWireBytes)} gzipped OpenMetrics) (load ${x.loadavg})`,
+        runs(x),
+        fl.sizes.includes(x) && x.targets >= 100 ? '< 5 % of one core' : '—',
+        fl.sizes.includes(x) && x.targets >= 100 ? 'fleet.cpu' : undefined,
+      );
+    }
+    row(
+      B,
+      `per attached target (least squares over ${fl.sizes.map((x) => x.targets).join(', ')} targets): RSS = a + b·N; CPU = a + b·N`,
+      `RSS ${f(fl.fit.rssMiB.intercept)} MiB + **${f(fl.fit.rssMiB.slope)} MiB/target** (r² ${f(fl.fit.rssMiB.r2)}); CPU ${f(fl.fit.cpuPercent.intercept)} % + **${f(fl.fit.cpuPercent.slope)} %/target** (r² ${f(fl.fit.cpuPercent.r2)})`,
+      `${fl.sizes.length} sizes`,
+      'linear',
     );
   }
   const missed = r.aims.filter((x) => x.status !== 'met');

@@ -4,7 +4,7 @@
  * writes bench/results/<name>.json (with machine notes) and bench/results/summary.md (the
  * README's table, rendered from that file). See bench/README.md.
  *
- *   node dist/bench/run.js [--name NAME] [--only ingest,overhead,scrape,exposition,freshness,accuracy,attach-poll]
+ *   node dist/bench/run.js [--name NAME] [--only ingest,overhead,scrape,exposition,freshness,accuracy,attach-poll,auth-stall,fleet]
  *                          [--merge] [--quick] [--native-runs N] [--out-dir DIR] [--library PATH] [--render FILE]
  *
  * --quick runs every benchmark with small counts (a harness check, written under
@@ -21,6 +21,7 @@ import { Logger, createLogger } from '../src/util/logger';
 import { benchAccuracy } from './accuracy';
 import { benchAuthStall } from './auth-stall';
 import { benchExposition } from './exposition';
+import { benchFleet } from './fleet';
 import { benchFreshness } from './freshness';
 import { benchIngest } from './ingest';
 import { setLibraryPath } from './lib/engine';
@@ -29,7 +30,7 @@ import { benchOverhead } from './overhead';
 import { AttachPollSummary, Results, evaluateAims, renderSummary } from './report';
 import { benchScrape } from './scrape';
 
-export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'exposition', 'freshness', 'accuracy', 'attach-poll', 'auth-stall'] as const;
+export const BENCHMARKS = ['ingest', 'overhead', 'scrape', 'exposition', 'freshness', 'accuracy', 'attach-poll', 'auth-stall', 'fleet'] as const;
 export type Benchmark = (typeof BENCHMARKS)[number];
 
 export interface RunOptions {
@@ -55,6 +56,7 @@ const SECTION: Record<Benchmark, keyof Results> = {
   accuracy: 'accuracy',
   'attach-poll': 'attachPoll',
   'auth-stall': 'authStall',
+  fleet: 'fleet',
 };
 
 /**
@@ -143,6 +145,13 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
   if (attachPoll) results.attachPoll = await step('attach-poll', () => attachPoll(quick ? { polls: 20, warmup: 5 } : { polls: 200, warmup: 60 }));
   results.authStall = await step('auth-stall', () =>
     benchAuthStall(quick ? { runs: 1, floodMs: 2000, baselineSamples: 20, log: progress } : { runs: 3, floodMs: 8000, baselineSamples: 200, log: progress }),
+  );
+  results.fleet = await step('fleet', () =>
+    benchFleet(
+      quick
+        ? { sizes: [2, 4, 8], variants: [{ targets: 4, status: true }, { targets: 4, pollInterval: '5s' }], warmupMs: 3000, windowMs: 6000, scrapeIntervalMs: 2000, log: progress }
+        : { sizes: [10, 20, 50, 100], variants: [{ targets: 100, status: true }, { targets: 100, pollInterval: '5s' }], warmupMs: 20_000, windowMs: 60_000, scrapeIntervalMs: 15_000, log: progress },
+    ),
   );
 
   results.durationSeconds = Math.round((nowMs() - t0) / 100) / 10;

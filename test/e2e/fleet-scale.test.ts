@@ -323,7 +323,7 @@ d(`fleet at scale: ${PLAN.length} simulated provers → fleet exporter → Prome
     expect(new Set(pages.map((n) => n.receiver))).toEqual(new Set(['pager']));
   }, 60_000);
 
-  test('a GPU or synthesis failure is not a contradiction: no prover but the faulty one ever exported cuzk_status_mismatch, nor was flagged on the fleet page', async () => {
+  test('no prover but the faulty one ever contradicted itself — healthy, failing (a GPU or synthesis failure is no contradiction) or running PoSt with /status attached: no cuzk_status_mismatch, no flag on the fleet page', async () => {
     const s = stack!;
     const range = `${Math.ceil(Date.now() / 1000 - startedAt) + 60}s`;
     const reasons = await s.prometheus.query(`max by (instance, reason) (max_over_time(cuzk_status_mismatch_reason{job="cuzk", instance!="${FAULTY}"}[${range}])) == 1`);
