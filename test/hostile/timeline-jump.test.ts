@@ -147,8 +147,9 @@ test('in process: the follower adds nothing measurable to event-loop delay while
     process.stderr.write(`timeline jump, event-loop delay (ms): ${JSON.stringify({ baseP99: r(base.p99), baseMax: r(base.max), jumpsP99: r(jumps.p99), jumpsMax: r(jumps.max) })}\n`);
     expect(lost).toEqual(['timeline_skipped', 'timeline_skipped']);
     // The aim (p99 < 100 ms), or against the same host a moment before (a loaded host
-    // delays every process).
-    expect(jumps.p99).toBeLessThan(Math.max(100, 3 * base.p99));
+    // delays every process: its worst stall then is the scale). The old behaviour stalled
+    // the loop for ~40 s per jump.
+    expect(jumps.p99).toBeLessThan(Math.max(100, 3 * base.p99, 2 * base.max));
   } finally {
     await f.stop();
     fs.rmSync(d, { recursive: true, force: true });

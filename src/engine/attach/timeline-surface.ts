@@ -98,6 +98,8 @@ const STALE_QUIET_MS = 600_000;
 const MAX_JOBS = 10_000;
 const MAX_UNITS = 200_000;
 const MIN_GPU_TIMEOUT_MS = 60_000;
+/** A started partition whose worker has since finished later ones is given up this long after (at least). */
+const MIN_LOST_END_GRACE_MS = 2_000;
 const MIN_SYNTH_TIMEOUT_MS = 600_000;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
@@ -626,6 +628,23 @@ export class TimelineSurface implements Surface, FollowerSink {
               this.units.addGpu(job, u.otherEndMs * 1e6, u.key < 0 ? 0 : u.key, false);
             }
             ws.ended(u.worker, u, end, counting);
+          } else if (
+            u.started &&
+            this.splitMode === 'on' &&
+            u.worker >= 0 &&
+            u.worker < ws.own.length &&
+            ws.own[u.worker] !== u &&
+            ws.busy[u.worker] === 0 &&
+            now - ws.change[u.worker] > Math.max(MIN_LOST_END_GRACE_MS * 1e6, this.capSpanNs(job.kind))
+          ) {
+            // Its worker picked up later partitions and has ended them all, yet this one,
+            // started before them, has no GPU_END: its end line was never written
+            // (gpu_prove_finish failed, engine.rs finalizer) — finalizers of one worker end
+            // out of order by far less than this. Given up now rather than after the GPU
+            // timeout, so no partition sits "on the GPU" beside an idle box.
+            this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} though its worker has finished the partitions it picked up after it: given up (cuzk writes no GPU_END when GPU proving fails)`);
+            this.units.finish(u, END_LOST, now);
+            ws.ended(u.worker, u, u.pickT + this.capSpanNs(job.kind), counting);
           } else if (now - u.pickT > this.gpuTimeoutNs(job.kind) && (u.started || this.splitMode !== 'on')) {
             this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} within ${Math.round(this.gpuTimeoutNs(job.kind) / 1e9)} s of its pickup: given up (cuzk writes no GPU_END when GPU proving fails)`);
             job.failed = true;
