@@ -42,7 +42,9 @@ test('a new run after a restart starts after everything the old one exposed, and
 
 test('maxOffset and the last line time follow the largest offset, not the latest line', () => {
   const c = fileClock();
+  c.accept(1000, true, R0 + 1000 * MS);
   c.accept(3000, true, R0 + 3000 * MS);
+  expect(c.maxOffset).toBe(3000);
   const late = c.accept(2500, true, R0 + 3001 * MS); // jitter: an earlier offset printed later
   expect(c.maxOffset).toBe(3000);
   expect(c.lastLineNs - late).toBe(500 * MS);
@@ -87,6 +89,7 @@ test('not re-anchored: fewer than 20 lines, less than 30 s, a spread over 5 s, o
   expect(run(19, 2000, () => 0)).not.toContain('restart');
   expect(run(20, 1000, () => 0)).not.toContain('restart'); // 19 s between the first and the 20th
   expect(run(25, 2000, (i) => (i % 2 ? 0 : -6000))).not.toContain('restart'); // lead spread 6 s: fast offsets
+  expect(run(25, 2000, (i) => (i % 2 ? -6000 : 0))).not.toContain('restart'); // the same, the larger lead first
   expect(run(20, 2000, (i) => (i % 2 ? 0 : -5000))).toContain('restart'); // exactly 5 s: still one daemon
   expect(run(20, 2000, () => 0, 10)).not.toContain('restart'); // a good line resets the count
   expect(run(21, 2000, () => 0, 2)).toContain('restart'); // ... and it starts again from there
