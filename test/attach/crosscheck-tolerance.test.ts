@@ -1,6 +1,6 @@
 /**
  * Issue 23: the cross-check's skew tolerance, from both sides, and /status' PoSt blindness
- * with WindowPoSt. Only "both busy" agreement was tested, so a tolerance dropped (or
+ * with WindowPoSt (no disagreement: cuzk's /status never shows a PoSt). Only "both busy" agreement was tested, so a tolerance dropped (or
  * doubled) survived the whole suite; and blindness was shown with WinningPoSt only.
  *
  * The tolerance tests script both clocks (no sleeps): TIMELINE lines go in through the
@@ -115,7 +115,7 @@ describe('TIMELINE idle, /status busy (two continuous claims)', () => {
   });
 });
 
-test('/status blind to WindowPoSt: gRPC has the worker on a WindowPoSt while every snapshot says idle — a disagreement', async () => {
+test("/status blind to WindowPoSt: gRPC has the worker on a WindowPoSt while every snapshot says idle — cuzk's normal state, no disagreement", async () => {
   const status = await StatusServer.start();
   const grpc = await FakeCuzkGrpc.start('127.0.0.1:0');
   const h = await startMerged({ statusUrl: status.url, grpcAddress: grpc.address, skewToleranceMs: 100, timeoutMs: 1000 });
@@ -131,12 +131,18 @@ test('/status blind to WindowPoSt: gRPC has the worker on a WindowPoSt while eve
     };
     let s = await pollAll();
     expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: '1', worker: '1' })).toBe(0); // /status drives workers
-    s = await waitFor('surfaces_disagree', async () => {
-      const x = await pollAll();
-      return sampleValue(x, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' }) === 1 ? x : undefined;
-    });
-    expect(h.source.currentDisagreements()).toEqual([expect.objectContaining({ worker: 1, gpu: 1, busy_per: 'grpc', idle_per: 'status' })]);
-    expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(1);
+    // Upstream's status tracker is moved by the partitioned path only (status.rs call sites):
+    // /status never shows a PoSt, so every snapshot idle around GetStatus' WindowPoSt is how
+    // a healthy cuzk looks. Polled well past the tolerance on both sides.
+    const from = Date.now();
+    let polls = 0;
+    while (Date.now() - from < 3000 || polls < 5) {
+      s = await pollAll();
+      polls++;
+      expect(sampleValue(s, 'cuzk_status_mismatch_reason', { reason: 'surfaces_disagree' })).toBe(0);
+    }
+    expect(h.source.currentDisagreements()).toEqual([]);
+    expect(sampleValue(s, 'cuzk_status_mismatch')).toBe(0);
   } finally {
     await h.close();
     await grpc.stop();

@@ -242,6 +242,7 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   /** Applies whole lines of log text (also used directly by tests and the benchmark). */
   lines(text: string, history: boolean, readHr: number): void {
+    this.wasUp = true; // lines came: a log, however fed
     this.scanner.scan(text, history, readHr);
   }
 
