@@ -70,9 +70,21 @@ test('512 connections × 3000 pipelined GET /metrics never read: scrapes succeed
     // Scrapes one after another, each on a new connection: the first during the connection
     // storm, then 5 s more.
     const lat: number[] = [];
+    // A connection arriving while every one of the 512 has a request in progress (none can
+    // be evicted) is refused at the cap (edge.ts): on a loaded box that moment can come. A
+    // scraper retries then, as Prometheus does at its next interval; at most a few resets.
+    let resets = 0;
     const scrape = async () => {
       const t0 = performance.now();
-      const r = await request(`${url}/metrics`);
+      let r;
+      for (;;) {
+        try {
+          r = await request(`${url}/metrics`);
+          break;
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET' || ++resets > 3) throw e;
+        }
+      }
       expect(r.status).toBe(200);
       lat.push(performance.now() - t0);
     };
@@ -84,7 +96,7 @@ test('512 connections × 3000 pipelined GET /metrics never read: scrapes succeed
     const closed = find(parse(body), 'cuzk_exporter_errors_total', { reason: 'pipelining' }) ?? 0;
     const r = (x: number) => Math.round(x);
     const rest = lat.slice(1);
-    process.stderr.write(`pipelining flood: ${JSON.stringify({ scrapes: lat.length, first: r(lat[0]), thenP50: r(pct(rest, 50)), thenP99: r(pct(rest, 99)), peakRssMiB: r(rss), closedForPipelining: closed })}\n`);
+    process.stderr.write(`pipelining flood: ${JSON.stringify({ scrapes: lat.length, first: r(lat[0]), thenP50: r(pct(rest, 50)), thenP99: r(pct(rest, 99)), peakRssMiB: r(rss), closedForPipelining: closed, resets })}\n`);
     expect(rss).toBeLessThan(300);
     // Each attacker got at most 5 answers (one, then 4 pipelined in a row), then was closed.
     expect(closed).toBeGreaterThanOrEqual(500);
