@@ -17,7 +17,8 @@
  *    worker.
  *  - A restart (offsets back) is believed only when the new process can have started
  *    after the old run's latest line (its estimated start, read time less offset, not
- *    before that line's claimed time less RESTART_SLACK_NS): two processes alive at once are
+ *    before that line's claimed time; less RESTART_SLACK_NS at most once a minute, as each
+ *    such overlap is claimed twice): two processes alive at once are
  *    two daemons in one log, and offsets sent back to 0 again and again would otherwise
  *    start a new run each time and fabricate the stints between (1,450 busy seconds in
  *    2.5 s). Refused lines are `ahead` (counted); a new run consistent for REANCHOR is
@@ -39,6 +40,9 @@ export const DEFAULT_MAX_LEAD_MS = 30_000;
 
 /** How much earlier than the old run's latest line a new process may seem to start (ns). */
 export const RESTART_SLACK_NS = 5e9;
+
+/** A restart whose claims overlap the old run's (within the slack) at most this often (ns). */
+export const RESTART_OVERLAP_GAP_NS = 60e9;
 
 export type ClockVerdict = 'ok' | 'restart' | 'ahead';
 
@@ -63,6 +67,7 @@ export class TimelineClock {
   lastExposed = 0;
   runs = 0;
   private latMax = 0;
+  private lastRestartHr = -Infinity;
   private aheadN = 0;
   private aheadSinceHr = 0;
   private aheadMin = 0;
@@ -84,8 +89,11 @@ export class TimelineClock {
       if (!checked) return 'restart';
       // The new process's estimated start against the old run's latest claimed time.
       const overlap = this.refEpochHr + this.maxOffset * 1e6 - (readHr - off * 1e6);
-      if (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs())) {
+      // Within the slack (clock jitter, a late first line) at most once a minute: each such
+      // restart may claim the overlap twice, so back-to-back ones would add it up.
+      if (overlap <= 0 || (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs()) && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
         this.aheadN = 0;
+        if (overlap > 0) this.lastRestartHr = readHr;
         return 'restart';
       }
       return this.held(overlap, readHr);
