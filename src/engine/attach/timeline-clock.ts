@@ -15,6 +15,14 @@
  *    offset, or a second daemon's lines interleaved (`journalctl -u 'cuzk@*'`) are refused
  *    and counted, so busy seconds can never exceed elapsed time (plus the tolerance) per
  *    worker.
+ *  - A restart (offsets back) is believed only when the new process can have started
+ *    after the old run's latest line (its estimated start, read time less offset, not
+ *    before that line's claimed time; less RESTART_SLACK_NS at most once a minute, as each
+ *    such overlap is claimed twice): two processes alive at once are
+ *    two daemons in one log, and offsets sent back to 0 again and again would otherwise
+ *    start a new run each time and fabricate the stints between (1,450 busy seconds in
+ *    2.5 s). Refused lines are `ahead` (counted); a new run consistent for REANCHOR is
+ *    believed (the old run's first line was read late).
  *  - Exposure: running stints are exposed up to what the log is known to have been read
  *    to (file: the last read that found the end; stdin: now), less a lag of at least 1 s
  *    (twice the recent worst lateness of lines), so an end line still on its way never
@@ -29,6 +37,12 @@ const LAT_DECAY = 0.9999;
 const MIN_LAG_NS = 1e9;
 /** How far a live line may claim to be ahead of the exporter's clock (ms). */
 export const DEFAULT_MAX_LEAD_MS = 30_000;
+
+/** How much earlier than the old run's latest line a new process may seem to start (ns). */
+export const RESTART_SLACK_NS = 5e9;
+
+/** A restart whose claims overlap the old run's (within the slack) at most this often (ns). */
+export const RESTART_OVERLAP_GAP_NS = 60e9;
 
 export type ClockVerdict = 'ok' | 'restart' | 'ahead';
 
@@ -53,6 +67,7 @@ export class TimelineClock {
   lastExposed = 0;
   runs = 0;
   private latMax = 0;
+  private lastRestartHr = -Infinity;
   private aheadN = 0;
   private aheadSinceHr = 0;
   private aheadMin = 0;
@@ -69,26 +84,42 @@ export class TimelineClock {
    * the caller ends the old run, then calls again), or `ok`.
    */
   check(off: number, live: boolean, readHr: number): ClockVerdict {
-    if (this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset) return 'restart';
-    if (live && this.refEpochHr !== Infinity) {
-      const lead = this.refEpochHr - (readHr - off * 1e6);
-      if (lead > this.maxLeadMs * 1e6) {
-        if (this.aheadN === 0) {
-          this.aheadSinceHr = readHr;
-          this.aheadMin = this.aheadMax = lead;
-        }
-        this.aheadN++;
-        if (lead < this.aheadMin) this.aheadMin = lead;
-        if (lead > this.aheadMax) this.aheadMax = lead;
-        if (this.aheadN >= REANCHOR.lines && readHr - this.aheadSinceHr >= REANCHOR.ns && this.aheadMax - this.aheadMin <= REANCHOR.spreadNs) {
-          this.aheadN = 0;
-          return 'restart';
-        }
-        return 'ahead';
+    const checked = live && this.refEpochHr !== Infinity && this.maxLeadMs < Number.MAX_SAFE_INTEGER;
+    if (this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset) {
+      if (!checked) return 'restart';
+      // The new process's estimated start against the old run's latest claimed time.
+      const overlap = this.refEpochHr + this.maxOffset * 1e6 - (readHr - off * 1e6);
+      // Within the slack (clock jitter, a late first line) at most once a minute: each such
+      // restart may claim the overlap twice, so back-to-back ones would add it up.
+      if (overlap <= 0 || (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs()) && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
+        this.aheadN = 0;
+        if (overlap > 0) this.lastRestartHr = readHr;
+        return 'restart';
       }
+      return this.held(overlap, readHr);
+    }
+    if (checked) {
+      const lead = this.refEpochHr - (readHr - off * 1e6);
+      if (lead > this.maxLeadMs * 1e6) return this.held(lead, readHr);
     }
     this.aheadN = 0;
     return 'ok';
+  }
+
+  /** A refused line, `by` ns out of place: 'ahead', or 'restart' once REANCHOR says the run is a real one. */
+  private held(by: number, readHr: number): ClockVerdict {
+    if (this.aheadN === 0) {
+      this.aheadSinceHr = readHr;
+      this.aheadMin = this.aheadMax = by;
+    }
+    this.aheadN++;
+    if (by < this.aheadMin) this.aheadMin = by;
+    if (by > this.aheadMax) this.aheadMax = by;
+    if (this.aheadN >= REANCHOR.lines && readHr - this.aheadSinceHr >= REANCHOR.ns && this.aheadMax - this.aheadMin <= REANCHOR.spreadNs) {
+      this.aheadN = 0;
+      return 'restart';
+    }
+    return 'ahead';
   }
 
   /** Takes a line in (after `check` said ok); returns its time on the run's clock (ns). */
