@@ -48,11 +48,14 @@ async function pipeliners(port: number, count: number, n: number, path = '/metri
 /** Bytes the kernel holds for a socket of ours that nobody has read (Linux /proc/net/tcp). */
 function unread(sock: net.Socket): number {
   const port = sock.localPort!.toString(16).toUpperCase().padStart(4, '0');
+  // Every entry with this local port (a busy box reuses ephemeral ports: an old TIME_WAIT
+  // entry with the same port reads 0), the largest receive queue.
+  let most = 0;
   for (const line of fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const f = line.trim().split(/\s+/);
-    if (f[1]?.endsWith(`:${port}`)) return parseInt(f[4].split(':')[1], 16);
+    if (f[1]?.endsWith(`:${port}`)) most = Math.max(most, parseInt(f[4].split(':')[1], 16));
   }
-  return 0;
+  return most;
 }
 
 function peakRssMiB(pid: number): number {
