@@ -13,7 +13,6 @@
  * 300 MiB) and the CPU it spent (the bound that holds on any host). Figures are printed.
  */
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { MAX_JOBS_LISTED, MAX_PARTITIONS_LISTED } from '../../src/engine/attach/merged-status';
 import { MAX_SNAPSHOT_CONTAINERS } from '../../src/engine/plausibility';
@@ -21,49 +20,12 @@ import { FakeCuzkGrpc } from '../attach/grpc-server';
 import { StatusServer } from '../attach/status-server';
 import { find, parse } from '../helpers/prom-text';
 import { Cli, killAll, startCli } from './cli-helpers';
+import { cpuMs, peakRssMiB, pct, probe } from './process-probe';
 import { tempDir, until } from './web-helpers';
 
 afterEach(killAll);
 
 const MiB = 1024 * 1024;
-
-function timedGet(agent: http.Agent, url: string): Promise<number> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(performance.now() - t0));
-      })
-      .on('error', reject)
-      .setTimeout(60_000);
-  });
-}
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-
-async function probe(url: string, during: () => Promise<void>): Promise<number[]> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const out: number[] = [];
-  let going = true;
-  const loop = (async () => {
-    while (going) out.push(await timedGet(agent, `${url}/-/healthy`));
-  })();
-  try {
-    await during();
-  } finally {
-    going = false;
-    await loop;
-    agent.destroy();
-  }
-  return out;
-}
-
-const cpuMs = (pid: number) => {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-};
-const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 /** Runs `attack` against the CLI exporter at `url` while probing it; checks the bounds. */
 async function bounded(what: string, cli: Cli, url: string, attack: () => Promise<void>, maxCpuMs: number): Promise<void> {

@@ -10,12 +10,12 @@
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { LogFollower } from '../../src/engine/attach/timeline-follower';
 import { find, parse } from '../helpers/prom-text';
 import { killAll, startCli } from './cli-helpers';
+import { cpuMs, peakRssMiB, pct, probe } from './process-probe';
 import { tempDir, until } from './web-helpers';
 
 afterEach(killAll);
@@ -23,50 +23,6 @@ afterEach(killAll);
 const JUMP = Number(process.env.CUZK_JUMP_BYTES ?? 40 * 2 ** 30);
 
 /** One GET on a kept-alive connection; resolves with the latency in ms. */
-function timedGet(agent: http.Agent, url: string): Promise<number> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(performance.now() - t0));
-      })
-      .on('error', reject)
-      .setTimeout(60_000);
-  });
-}
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
-
-/** Latencies of /-/healthy, one request after another, until `stop()` resolves. */
-async function probe(url: string, during: () => Promise<void>): Promise<number[]> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const out: number[] = [];
-  let going = true;
-  const loop = (async () => {
-    while (going) out.push(await timedGet(agent, `${url}/-/healthy`));
-  })();
-  try {
-    await during();
-  } finally {
-    going = false;
-    await loop;
-    agent.destroy();
-  }
-  return out;
-}
-
-/** CPU time the process has used (user + system, ms): unlike latency, blind to a busy host. */
-function cpuMs(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
-
-function peakRssMiB(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m![1]) / 1024;
-}
-
 test('the followed log grown by 40 GiB at once (truncate -s, then a rotation to such a file): /-/healthy stays fast, RSS small, counted, still following', async () => {
   const d = tempDir('cuzk-jump-');
   try {
