@@ -24,8 +24,13 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { defaultOf, OPTIONS } from '../src/cli/options';
 import { findPackageRoot } from '../src/util/package-root';
 import { Dist, dist, nowMs, sig, sleep } from './lib/stats';
+
+/** `cuzk-exporter fleet`'s defaults (src/cli/options.ts), passed explicitly so each row says what it ran with. */
+const fleetDefault = (name: string) => String(defaultOf(OPTIONS.find((o) => o.name === name)!, 'fleet'));
+const FLEET_DEFAULTS = { poll: fleetDefault('cuzk.poll-interval'), grpcStatus: fleetDefault('cuzk.grpc-status-interval'), timelinePoll: fleetDefault('cuzk.timeline-poll-interval') };
 
 export interface FleetBenchOptions {
   sizes?: number[];
@@ -45,14 +50,18 @@ export interface FleetVariant {
   targets: number;
   /** Attach /status too (all three surfaces). */
   status?: boolean;
-  /** --cuzk.poll-interval (default 1s). */
+  /** --cuzk.poll-interval, --cuzk.grpc-status-interval, --cuzk.timeline-poll-interval (absent: the fleet's defaults). */
   pollInterval?: string;
+  grpcStatusInterval?: string;
+  timelinePollInterval?: string;
 }
 
 export interface FleetSize {
   targets: number;
   surfaces: string;
   pollInterval: string;
+  grpcStatusInterval?: string;
+  timelinePollInterval?: string;
   /** Exporter CPU over the window, % of one core. */
   cpuPercent: number;
   /** Exporter RSS over the window (median of 1 s samples), MiB. */
@@ -187,7 +196,9 @@ function countTimelineLines(files: string[]): number {
 async function measure(v: FleetVariant, o: Required<Omit<FleetBenchOptions, 'log'>> & { log: (m: string) => void }): Promise<FleetSize> {
   const n = v.targets;
   const withStatus = v.status === true;
-  const poll = v.pollInterval ?? '1s';
+  const poll = v.pollInterval ?? FLEET_DEFAULTS.poll;
+  const statusEvery = v.grpcStatusInterval ?? FLEET_DEFAULTS.grpcStatus;
+  const tlEvery = v.timelinePollInterval ?? FLEET_DEFAULTS.timelinePoll;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-bench-fleet-'));
   let sim: Proc | null = null;
   let fleet: Proc | null = null;
@@ -212,7 +223,7 @@ async function measure(v: FleetVariant, o: Required<Omit<FleetBenchOptions, 'log
     const boxes = JSON.parse(fs.readFileSync(addrFile, 'utf8')) as { name: string; grpc: string; status: string | null; timeline: string }[];
     const targets = ['targets:', ...boxes.map((b) => `  - {name: ${b.name}, grpc_address: "${b.grpc}", timeline_file: "${b.timeline}"${withStatus ? `, status_url: "${b.status}"` : ''}}`)].join('\n') + '\n';
     fs.writeFileSync(path.join(dir, 'targets.yml'), targets);
-    fleet = start(['fleet', '--targets.file', path.join(dir, 'targets.yml'), '--web.listen-address', '127.0.0.1:0', '--cuzk.poll-interval', poll, '--log.level', 'warn']);
+    fleet = start(['fleet', '--targets.file', path.join(dir, 'targets.yml'), '--web.listen-address', '127.0.0.1:0', '--cuzk.poll-interval', poll, '--cuzk.grpc-status-interval', statusEvery, '--cuzk.timeline-poll-interval', tlEvery, '--log.level', 'warn']);
     const url = await until('the fleet exporter', () => /fleet page: +(http:\/\/\S+)\//.exec(fleet!.out())?.[1], 60_000, fleet);
     const pid = fleet.child.pid!;
     await until(`all ${n} targets up`, async () => {
@@ -245,7 +256,7 @@ async function measure(v: FleetVariant, o: Required<Omit<FleetBenchOptions, 'log
         await sleep(Math.max(0, o.scrapeIntervalMs - (nowMs() - t0)));
       }
     });
-    const what = `fleet ${n} targets${withStatus ? ' + /status' : ''}, poll ${poll}`;
+    const what = `fleet ${n} targets${withStatus ? ' + /status' : ''}, poll ${poll}, GetStatus ${statusEvery}, log ${tlEvery}`;
     o.log(`${what}: warming up ${o.warmupMs / 1000} s`);
     await sleep(o.warmupMs);
     const files = boxes.map((b) => b.timeline);
@@ -275,6 +286,8 @@ async function measure(v: FleetVariant, o: Required<Omit<FleetBenchOptions, 'log
       targets: n,
       surfaces: withStatus ? 'grpc,status,timeline' : 'grpc,timeline',
       pollInterval: poll,
+      grpcStatusInterval: statusEvery,
+      timelinePollInterval: tlEvery,
       cpuPercent: sig(cpu * 100),
       rssMiB: sig([...rss].sort((a, b) => a - b)[Math.floor(rss.length / 2)]),
       probe: dist(latencies),
@@ -298,7 +311,8 @@ async function measure(v: FleetVariant, o: Required<Omit<FleetBenchOptions, 'log
 export async function benchFleet(opts: FleetBenchOptions = {}): Promise<FleetResult> {
   const o = {
     sizes: opts.sizes ?? [10, 20, 50, 100],
-    variants: opts.variants ?? [{ targets: 100, status: true }, { targets: 100, pollInterval: '5s' }],
+    // Beside the fleet's defaults: /status too, and attach's defaults (1 s polls, GetStatus every 5 s, the log every 100 ms).
+    variants: opts.variants ?? [{ targets: 100, status: true }, { targets: 100, pollInterval: '1s', grpcStatusInterval: '5s', timelinePollInterval: '100ms' }],
     warmupMs: opts.warmupMs ?? 20_000,
     windowMs: opts.windowMs ?? 60_000,
     scrapeIntervalMs: opts.scrapeIntervalMs ?? 15_000,
@@ -314,11 +328,11 @@ export async function benchFleet(opts: FleetBenchOptions = {}): Promise<FleetRes
   return {
     method:
       `simulate --simulate.boxes N (sim backend, production timings × ${o.timeScale}, ${o.concurrency} proofs in flight and ${o.synthesisConcurrency} partitions synthesized at once per box) in one process; ` +
-      'cuzk-exporter fleet (default flags: --cuzk.poll-interval 1s, GetStatus every 5 s, the log looked at every 100 ms) in another, attached to every box through gRPC + its TIMELINE file; ' +
+      `cuzk-exporter fleet (its default flags: --cuzk.poll-interval ${FLEET_DEFAULTS.poll}, GetStatus every ${FLEET_DEFAULTS.grpcStatus}, the log looked at every ${FLEET_DEFAULTS.timelinePoll}) in another, attached to every box through gRPC + its TIMELINE file; ` +
       `a scraper here GETs every /probe once per ${o.scrapeIntervalMs / 1000} s, spread evenly, with Prometheus' headers (OpenMetrics, gzip, keep-alive). ` +
       `After ${o.warmupMs / 1000} s, over ${o.windowMs / 1000} s: the exporter's utime+stime / wall (% of one core), its VmRSS each second (median), every /probe's latency; series per prover from a text-format /probe. RSS and CPU fitted a + b·N by least squares.`,
     scrapeIntervalSeconds: o.scrapeIntervalMs / 1000,
-    pollIntervalSeconds: 1,
+    pollIntervalSeconds: Number(FLEET_DEFAULTS.poll.replace(/s$/, '')),
     timeScale: o.timeScale,
     concurrency: o.concurrency,
     synthesisConcurrency: o.synthesisConcurrency,

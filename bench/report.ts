@@ -264,11 +264,11 @@ function explain(a: Aim, r: Results): string {
     case 'fleet.cpu': {
       const fl = r.fleet;
       if (!fl) return '';
-      const slow = fl.variants.find((v) => v.pollInterval !== '1s' && v.surfaces === 'grpc,timeline');
+      const fast = fl.variants.find((v) => v.pollInterval === '1s' && v.surfaces === 'grpc,timeline');
       return (
-        `Each attached target costs ${f(fl.fit.cpuPercent.slope)} % of a core (fit over ${fl.sizes.map((x) => x.targets).join(', ')} targets, r² ${f(fl.fit.cpuPercent.r2)}), almost all of it polling, not scrapes: per target a gRPC GetMetrics every --cuzk.poll-interval and a GetStatus every 5 s (grpc-js' per-call cost is the largest share in a CPU profile), ten looks a second at its log, and a look at its model each second for the fleet page` +
-        (slow ? `; polled every ${slow.pollInterval}, the same ${slow.targets} provers cost ${f(slow.cpuPercent)} % of a core` : '') +
-        '. To close: a longer --cuzk.poll-interval for large fleets (TIMELINE keeps busy time exact whatever the poll; only the proof counters and queue depth are sampled less often), or fewer looks per second at a log that has not grown (its follower looks every 100 ms today).'
+        `Each attached target costs ${f(fl.fit.cpuPercent.slope)} % of a core (fit over ${fl.sizes.map((x) => x.targets).join(', ')} targets, r² ${f(fl.fit.cpuPercent.r2)}), almost all of it polling, not scrapes: per target a gRPC GetMetrics every --cuzk.poll-interval, a GetStatus every --cuzk.grpc-status-interval (grpc-js' per-call cost is the largest share in a CPU profile), a look at its log every --cuzk.timeline-poll-interval, and a look at its model each second for the fleet page` +
+        (fast ? `; with attach's defaults (1 s polls, GetStatus every 5 s, the log every 100 ms) the same ${fast.targets} provers cost ${f(fast.cpuPercent)} % of a core` : '') +
+        '. The fleet\'s defaults are already the slower ones; to go lower, poll less often still (TIMELINE keeps busy time exact whatever the poll; only the proof counters and queue depth are sampled less often).'
       );
     }
     default:
@@ -498,7 +498,7 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
     for (const x of [...fl.sizes, ...fl.variants]) {
       row(
         B,
-        `one \`cuzk-exporter fleet\` attached to ${x.targets} simulated provers (${x.surfaces}, polled every ${x.pollInterval}; ${f(x.timelineLinesPerBoxPerSecond)} TIMELINE lines/s per box), each /probe scraped every ${fl.scrapeIntervalSeconds} s: exporter CPU; RSS; /probe p50 / p99; series per prover`,
+        `one \`cuzk-exporter fleet\` attached to ${x.targets} simulated provers (${x.surfaces}, polled every ${x.pollInterval}${x.grpcStatusInterval ? `, GetStatus every ${x.grpcStatusInterval}, the log looked at every ${x.timelinePollInterval}` : ''}; ${f(x.timelineLinesPerBoxPerSecond)} TIMELINE lines/s per box), each /probe scraped every ${fl.scrapeIntervalSeconds} s: exporter CPU; RSS; /probe p50 / p99; series per prover`,
         `${f(x.cpuPercent)} % of a core; ${f(x.rssMiB)} MiB; ${f(x.probe.p50)} / ${f(x.probe.p99)} ms${x.probeFailures ? ` (${x.probeFailures} failed)` : ''}; ${x.seriesPerProver.median} (${kib(x.probeWireBytes)} gzipped OpenMetrics) (load ${x.loadavg})`,
         runs(x),
         fl.sizes.includes(x) && x.targets >= 100 ? '< 5 % of one core' : '—',

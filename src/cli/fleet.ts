@@ -39,6 +39,7 @@ export async function fleetCommand(o: Resolved, log: Logger): Promise<number> {
     grpcStatusIntervalMs: ((o['cuzk.grpc-status-interval'] as number | undefined) ?? 5) * 1000,
     timeoutMs: (o['cuzk.timeout'] as number) * 1000,
     maxBodyBytes: o['cuzk.max-body-bytes'] as number,
+    timelinePollMs: (o['cuzk.timeline-poll-interval'] as number) * 1000,
     logger: log,
     version,
   });

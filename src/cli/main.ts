@@ -11,7 +11,7 @@ if (require.main === module) armSignals();
 import yargs, { Argv } from 'yargs';
 import { createLogger, LogFormat, LogLevel } from '../util/logger';
 import { packageVersion } from '../util/package-root';
-import { Command, envName, OPTIONS, resolveOptions, UsageError } from './options';
+import { Command, defaultOf, envName, OPTIONS, resolveOptions, UsageError } from './options';
 import { FLEET_HELP } from './fleet-help';
 
 const COMMANDS: Record<Command, string> = {
@@ -50,7 +50,8 @@ function addOptions(y: Argv, cmd: Command): Argv {
   for (const o of OPTIONS.filter((x) => x.commands.includes(cmd))) {
     const parts = [o.describe];
     if (o.choices) parts.push(`[choices: ${o.choices.join(', ')}]`);
-    if (o.default !== undefined) parts.push(`[default: ${JSON.stringify(o.default)}]`);
+    const dflt = defaultOf(o, cmd);
+    if (dflt !== undefined) parts.push(`[default: ${JSON.stringify(dflt)}]`);
     parts.push(`[env: ${envName(o.name)}]`);
     // Values are validated by resolveOptions (after env and config file are merged), from
     // the text as typed: yargs' own number type would turn "abc" into NaN first. So numbers

@@ -21,6 +21,8 @@ export interface FleetOptions {
   grpcStatusIntervalMs: number;
   timeoutMs: number;
   maxBodyBytes: number;
+  /** How often each target's TIMELINE file is looked at (default 100 ms). */
+  timelinePollMs?: number;
   logger: Logger;
   version: string;
   /** Timeline command back-off (tests shorten it). */
@@ -74,7 +76,10 @@ export class FleetTarget {
       grpcAddress: spec.grpcAddress,
       // A command's output is the TIMELINE surface's standard input.
       timelineFile: this.command ? '-' : spec.timelineFile,
-      ...(this.command ? { timeline: { stdin: this.command.stream, label: `command ${spec.timelineCommand!.join(' ')}` } } : {}),
+      timeline: {
+        ...(opts.timelinePollMs !== undefined ? { pollMs: opts.timelinePollMs } : {}),
+        ...(this.command ? { stdin: this.command.stream, label: `command ${spec.timelineCommand!.join(' ')}` } : {}),
+      },
       pollIntervalMs: opts.pollIntervalMs,
       grpcStatusIntervalMs: opts.grpcStatusIntervalMs,
       timeoutMs: opts.timeoutMs,

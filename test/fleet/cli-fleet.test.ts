@@ -87,6 +87,13 @@ test('fleet --help explains the targets file and the endpoints', async () => {
   for (const s of ['--targets.file', 'CUZK_EXPORTER_TARGETS_FILE', 'timeline_command: [ssh, gpu-17, journalctl', '/probe?target=NAME', 'SIGHUP', '--cuzk.poll-interval', '--web.listen-address']) {
     expect(r.stdout).toContain(s);
   }
+  // The fleet's own defaults, not attach's, in its help.
+  const flat = r.stdout.replace(/\s+/g, ' ');
+  const shown = (flag: string) => {
+    const entry = flat.split(' --').find((e) => e.startsWith(`${flag} How`));
+    return entry ? /\[default: "([^"]+)"\]/.exec(entry)?.[1] : undefined;
+  };
+  expect([shown('cuzk.poll-interval'), shown('cuzk.grpc-status-interval'), shown('cuzk.timeline-poll-interval')]).toEqual(['5s', '15s', '500ms']);
 });
 
 test('running: a bad file on change or SIGHUP keeps the last good targets (counted); a good one is applied; SIGTERM exits 0', async () => {
