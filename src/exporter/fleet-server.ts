@@ -9,15 +9,15 @@
  *   /probe?target=NAME          that target's /metrics body (text or OpenMetrics, gzip), 404 for an unknown name
  *   <telemetry path> (/metrics) the fleet exporter's own metrics (fleet-metrics.ts)
  *   /targets                    Prometheus HTTP service discovery: [{targets: [NAME], labels: {...}}]
- *   /fleet.json                 every target at a glance (the fleet page's data; summary.ts)
+ *   /fleet.json                 every target at a glance (the fleet page's data; fleet-summary.ts)
  *   /                           the fleet page
  *   /targets/NAME/              that target's status page; /targets/NAME/status its /status JSON
  *   /-/healthy, /-/ready        the process is alive / the targets file is loaded
  */
-import type { Fleet, FleetTarget } from '../fleet/fleet';
-import { fleetMetricsText } from '../fleet/fleet-metrics';
-import { summarizeFleet } from '../fleet/summary';
-import type { TargetsFileWatch } from '../fleet/targets-watch';
+import type { Fleet, FleetTarget } from '../engine/sources/fleet/fleet';
+import { fleetMetricsText } from './fleet-metrics';
+import { summarizeFleet } from './fleet-summary';
+import type { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
 import type { Logger } from '../util/logger';
 import { Compression, metricsReply, MetricsReply } from './exposition';
 import { loadFleetAssets, loadPageAssets } from './page/assets';

@@ -43,8 +43,8 @@ import {
   EV_PARTITION,
   NO_WORKER,
   readU64,
-} from '../engine/event-layout';
-import { OUTCOME_CANCELLED, OUTCOME_COMPLETED, PART_DONE, PART_FAILED, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING, PROOF_KINDS } from '../engine/kinds';
+} from '../engine/model/event-layout';
+import { OUTCOME_CANCELLED, OUTCOME_COMPLETED, PART_DONE, PART_FAILED, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING, PROOF_KINDS } from '../engine/model/kinds';
 import { failedAnswer, JobTracker } from './job-tracker';
 import { RequestRegistry, WINDOW_POST, isMonolithicKind } from './requests';
 import { ENGINE_TARGET, ms, RJob, UpstreamResults } from './results';

@@ -22,16 +22,16 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { ErrorCounts } from './error-counts';
-import { EV_WORKER } from './event-layout';
-import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from './kinds';
-import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
-import type { MetricsSource } from './source';
-import { GpuInfo, StateModel, Topology } from './state-model';
-import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from './plausibility';
-import { CuzkStatus, validateStatus } from './status-schema';
-import { StaleOptions, StaleStatus } from './attach/status-stale';
-import type { Logger } from '../util/logger';
+import type { ErrorCounts } from '../../model/error-counts';
+import { EV_WORKER } from '../../model/event-layout';
+import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
+import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
+import type { MetricsSource } from '../source';
+import { GpuInfo, StateModel, Topology } from '../../model/state-model';
+import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from '../plausibility';
+import { CuzkStatus, validateStatus } from '../status-schema';
+import { StaleOptions, StaleStatus } from './status-stale';
+import type { Logger } from '../../../util/logger';
 
 export interface AttachOptions {
   url: string;

@@ -29,11 +29,11 @@
  * status tracker sees partitioned jobs only (upstream status.rs call sites), so that is how a
  * healthy cuzk looks.
  */
-import type { ErrorCounts } from '../error-counts';
-import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../kinds';
+import type { ErrorCounts } from '../../model/error-counts';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../../model/kinds';
 import type { MetricsSource } from '../source';
-import { GpuInfo, ModelObserver, StateModel, Topology } from '../state-model';
-import type { Logger } from '../../util/logger';
+import { GpuInfo, ModelObserver, StateModel, Topology } from '../../model/state-model';
+import type { Logger } from '../../../util/logger';
 import { GrpcSurface } from './grpc-surface';
 import { StatusSurface } from './status-surface';
 import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';

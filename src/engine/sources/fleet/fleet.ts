@@ -9,10 +9,10 @@
  * ones started, targets whose surfaces changed restarted (their counters start again, as a
  * restarted exporter's would), targets whose labels alone changed keep running.
  */
-import { MergedAttachSource } from '../engine/attach/merge';
-import { ErrorCounts } from '../engine/error-counts';
-import { Telemetry } from '../exporter/telemetry';
-import type { Fields, Logger } from '../util/logger';
+import { MergedAttachSource } from '../attach/merge';
+import { ErrorCounts } from '../../model/error-counts';
+import { Telemetry } from '../../../exporter/telemetry';
+import type { Fields, Logger } from '../../../util/logger';
 import { sameSurfaces, TargetSpec } from './targets-file';
 import { TimelineCommand } from './timeline-command';
 

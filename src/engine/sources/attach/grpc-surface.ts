@@ -20,10 +20,10 @@
 import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import type { ErrorCounts } from '../error-counts';
-import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../kinds';
-import { findPackageRoot } from '../../util/package-root';
-import type { Logger } from '../../util/logger';
+import type { ErrorCounts } from '../../model/error-counts';
+import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
+import { findPackageRoot } from '../../../util/package-root';
+import type { Logger } from '../../../util/logger';
 import { BOUNDS, IdentityGuard, maxProofsIn } from '../plausibility';
 import { SampleHistory, Surface, ThrottledLog, WorkerClaim, WorkerSample, hrNowNs, quoteName } from './surface';
 
