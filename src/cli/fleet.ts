@@ -6,7 +6,7 @@
  * is re-read when it changes and on SIGHUP (with the web config, if any).
  */
 import * as path from 'node:path';
-import { startFleetServer } from '../exporter/fleet-server';
+import { startFleetServer, telemetryPerTarget } from '../exporter/fleet-server';
 import type { Compression } from '../exporter/exposition';
 import type { RunningServer } from '../exporter/web-front';
 import { Fleet } from '../engine/sources/fleet/fleet';
@@ -41,7 +41,7 @@ export async function fleetCommand(o: Resolved, log: Logger): Promise<number> {
     maxBodyBytes: o['cuzk.max-body-bytes'] as number,
     timelinePollMs: (o['cuzk.timeline-poll-interval'] as number) * 1000,
     logger: log,
-    version,
+    exporterFor: telemetryPerTarget(version),
   });
   const watch = new TargetsFileWatch(path.resolve(file), fleet, log);
   await fleet.apply(specs);
