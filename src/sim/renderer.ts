@@ -23,6 +23,9 @@
  *  - synthesis failure: SYNTH_START only; /status `failed`, synth_active not decremented;
  *  - split prove off (CUZK_DISABLE_SPLIT_PROVE=1): no GPU_START/GPU_END;
  *  - pipeline off: no TIMELINE, /status workers only; a worker shows its job start to end.
+ *
+ * Past ~500 lines on purpose: one event observer: each upstream call site it mirrors (the list
+ * above) touches several of the three surfaces at once.
  */
 import {
   EVENT_SIZE,

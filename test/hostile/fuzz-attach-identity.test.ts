@@ -11,7 +11,7 @@
  * CUZK_FUZZ_RUNS / CUZK_FUZZ_SEED as the other fuzzers.
  */
 import fc from 'fast-check';
-import { countRepeatedField } from '../../src/engine/sources/attach/grpc-surface';
+import { countRepeatedField } from '../../src/engine/sources/attach/grpc-wire';
 import { DEFAULT_MAX_LEAD_MS, RESTART_SLACK_NS } from '../../src/engine/sources/attach/timeline-clock';
 import { IdentityGuard, RESTART_SLACK_S } from '../../src/engine/sources/plausibility';
 import { jsonContainerCountBytes } from '../../src/util/strict-json';

@@ -19,6 +19,9 @@
  * is counted by reason; the last good snapshot stays served with its age. A malformed part
  * of a snapshot (one pipeline, one worker, one section) is skipped and counted (bad_field):
  * what we knew about it is kept, not taken for gone.
+ *
+ * Past ~500 lines on purpose: one poll loop whose baselines, restart detection and counters
+ * must move together (the rules above); split, each rule would span files.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
