@@ -14,8 +14,8 @@
  *   /targets/NAME/              that target's status page; /targets/NAME/status its /status JSON
  *   /-/healthy, /-/ready        the process is alive / the targets file is loaded
  */
-import type { MergedAttachSource } from '../engine/sources/attach/merge';
 import type { Fleet, FleetTarget } from '../engine/sources/fleet/fleet';
+import type { MetricsSource } from '../engine/sources/source';
 import { fleetMetricsText } from './fleet-metrics';
 import { summarizeFleet } from './fleet-summary';
 import type { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
@@ -46,7 +46,7 @@ export const UNKNOWN_TARGET_ERROR = 'unknown_target';
  * `cuzk-exporter attach` makes one. The fleet's logger, not the target's: OpenTelemetry's
  * diagnostics go to the first Telemetry's logger for the whole process.
  */
-export function telemetryPerTarget(version: string): (source: MergedAttachSource, logger: Logger) => Telemetry {
+export function telemetryPerTarget(version: string): (source: MetricsSource, logger: Logger) => Telemetry {
   return (source, logger) => new Telemetry(source, { version, logger });
 }
 const TEXT = 'text/plain; charset=utf-8';
