@@ -17,7 +17,7 @@
  * jitter +-25 %) at `timeScale` (0.005: 1 s of box time is 5 ms here), with synthesis
  * slots sized for ~30 % worker utilisation, so a 5-minute window takes 1.5 s.
  */
-import { CTR } from '../src/engine/abi';
+import { CTR } from '../src/engine/sources/native/abi';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
 import { openEngine } from './lib/engine';

@@ -23,7 +23,7 @@ import bcrypt from 'bcryptjs';
 import { startServer } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { loadWebConfig } from '../src/exporter/web-config';
-import { Workload } from '../src/engine/workload';
+import { Workload } from '../src/engine/sources/native/workload';
 import { silentLogger } from '../src/util/logger';
 import type { FloodResult } from './lib/auth-flood';
 import { openEngine } from './lib/engine';

@@ -16,7 +16,7 @@
  *    pipelines list the job by its full id).
  */
 import * as http from 'node:http';
-import { DEFAULT_INGEST_LINGER_MS } from '../src/engine/native-engine';
+import { DEFAULT_INGEST_LINGER_MS } from '../src/engine/sources/native/native-engine';
 import { startServer, statusDocument } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';

@@ -14,8 +14,8 @@
  * median over pairs of the paired difference (off - on) / off.
  */
 import * as http from 'node:http';
-import { CTR } from '../src/engine/abi';
-import type { EngineConfig } from '../src/engine/native-engine';
+import { CTR } from '../src/engine/sources/native/abi';
+import type { EngineConfig } from '../src/engine/sources/native/native-engine';
 import { startServer } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';

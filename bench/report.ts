@@ -176,7 +176,7 @@ function explain(a: Aim, r: Results): string {
       return 'Decode + apply alone (replay, no FFI) runs at ' + (i ? `${M(i.replayModelOnly.median)} events/s` : '?') + ', so the rest is the drain; a shared, busy machine shifts this figure a lot between runs.';
     case 'ingest.exporter':
       return (
-        'The exporter adds only what it records at partition and proof ends (typed-array histograms and exemplars in the model, src/engine/model-histograms.ts; ~0.26 observations per event in this mix); ' +
+        'The exporter adds only what it records at partition and proof ends (typed-array histograms and exemplars in the model, src/engine/model/model-histograms.ts; ~0.26 observations per event in this mix); ' +
         (i
           ? `the model alone ran at ${M(i.endToEnd.median)} events/s end to end in the same run (${M(i.replayModelOnly.median)} decode + apply, ${M(i.replayWithHistograms.median)} with the exporter), so the exporter's share is ${pct(1 - i.endToEndWithHistograms.median / i.endToEnd.median)} of the time and ` +
             (i.endToEnd.median < 20e6 ? 'the model\'s own apply path (FFI drain, decode, state updates) is below the aim in this run: that path, not the exporter, sets the limit here. ' : 'the rest is the drain. ')
@@ -203,7 +203,7 @@ function explain(a: Aim, r: Results): string {
           : '. ') +
         (b.drainsPerSecond
           ? `Drains (wake-ups of the JS thread: linger ticks, wakes of the blocking wait, scrapes): ${f(b.drainsPerSecond.median)}/s for ${f(b.eventsPerSecond.median)} events/s, ${f(b.waitsPerSecond?.median ?? NaN)} blocking waits/s on koffi's pool; ~${f((addedCore * 1e4) / b.drainsPerSecond.median)} µs of added Node-thread CPU per drain, against ~0.2 µs per event for decode + apply. ` +
-            'Their number is bounded by the ingestion linger (src/engine/native-engine.ts DEFAULT_INGEST_LINGER_MS: at most one drain per linger while events flow, the blocking wait only when quiet), whatever the event rate; on this VM a wake-up of the JS thread itself costs tens to hundreds of µs.'
+            'Their number is bounded by the ingestion linger (src/engine/sources/native/native-engine.ts DEFAULT_INGEST_LINGER_MS: at most one drain per linger while events flow, the blocking wait only when quiet), whatever the event rate; on this VM a wake-up of the JS thread itself costs tens to hundreds of µs.'
           : `Most of it is wake-ups, not events: ${f(b.batchesPerSecond.median)} drains/s for ${f(b.eventsPerSecond.median)} events/s, ~${f(perDrainUs)} µs of added Node-thread CPU per drain (mostly the koffi async round trip and its cross-thread wake-ups) against ~0.2 µs per event for decode + apply.`)
       );
     }

@@ -3,7 +3,7 @@
  * (or `node dist/bench/run.js --library PATH`) measures another library implementing the
  * ABI; the default is the reference engine built by `npm install`.
  */
-import { EngineConfig, IngestOptions, NativeEngine } from '../../src/engine/native-engine';
+import { EngineConfig, IngestOptions, NativeEngine } from '../../src/engine/sources/native/native-engine';
 
 let libraryPath: string | undefined;
 

@@ -9,8 +9,8 @@
  * verifySameSeries() checks the claim: both bodies parse to the same set of samples.
  */
 import * as client from 'prom-client';
-import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, OUTCOME_COMPLETED, PROOF_KINDS } from '../../src/engine/kinds';
-import type { ModelObserver, StateModel } from '../../src/engine/state-model';
+import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, OUTCOME_COMPLETED, PROOF_KINDS } from '../../src/engine/model/kinds';
+import type { ModelObserver, StateModel } from '../../src/engine/model/state-model';
 import { BUCKETS } from '../../src/exporter/histograms';
 import type { SourceInfo } from '../../src/exporter/state-metrics';
 import { parseSamples } from './stats';

@@ -23,10 +23,10 @@ import {
   EVF_FIRST,
   EventRecord,
   encodeEvents,
-} from '../../src/engine/event-layout';
-import { PART_DONE, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING } from '../../src/engine/kinds';
-import type { MetricsSource } from '../../src/engine/source';
-import { StateModel, Topology } from '../../src/engine/state-model';
+} from '../../src/engine/model/event-layout';
+import { PART_DONE, PART_GPU, PART_SYNTH_DONE, PART_SYNTHESIZING } from '../../src/engine/model/kinds';
+import type { MetricsSource } from '../../src/engine/sources/source';
+import { StateModel, Topology } from '../../src/engine/model/state-model';
 import { rng } from './stats';
 
 const MS = 1_000_000;

@@ -2,12 +2,12 @@
  * `cuzk-exporter attach`: the same metrics, status JSON and page from a running cuzk
  * daemon, read through any non-empty combination of its three surfaces (DESIGN §7):
  * --cuzk.status-url (/status), --cuzk.grpc-address (gRPC), --cuzk.timeline-file (TIMELINE
- * lines of its log, or - for standard input). src/engine/attach/merge.ts combines them.
+ * lines of its log, or - for standard input). src/engine/sources/attach/merge.ts combines them.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { grpcTarget } from '../engine/attach/grpc-surface';
-import { MergedAttachSource } from '../engine/attach/merge';
+import { grpcTarget } from '../engine/sources/attach/grpc-surface';
+import { MergedAttachSource } from '../engine/sources/attach/merge';
 import type { Logger } from '../util/logger';
 import { fileKind } from '../util/regular-file';
 import { Resolved, UsageError } from './options';

@@ -7,9 +7,9 @@
  * partition at 2^k constraints reserves 3 · 2^k · 8 bytes of witness when its synthesis
  * starts. test/hostile/config-types.test.ts checks it against the engine at the boundary.
  */
-import type { EngineConfig } from '../engine/native-engine';
-import { PROOF_KINDS } from '../engine/kinds';
-import { parseMix } from '../engine/workload';
+import type { EngineConfig } from '../engine/sources/native/native-engine';
+import { PROOF_KINDS } from '../engine/model/kinds';
+import { parseMix } from '../engine/sources/native/workload';
 import type { Resolved } from './options';
 import { UsageError } from './options';
 

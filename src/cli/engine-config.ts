@@ -2,7 +2,7 @@
  * Builds the native engine's JSON config from flags (and --engine.config, which flags
  * override). Keys are those of native/README.md.
  */
-import { EngineConfig, NativeEngine } from '../engine/native-engine';
+import { EngineConfig, NativeEngine } from '../engine/sources/native/native-engine';
 import { parseStrictJson } from '../util/strict-json';
 import { checkMemoryBudget, kindsToRun } from './budget-check';
 import { FileRefused, readRegularFile } from '../util/regular-file';

@@ -1,17 +1,17 @@
 /**
  * `cuzk-exporter fleet`: one exporter attached to every cuzk daemon of --targets.file, each
- * target exactly as `attach` would run it (src/fleet/), served the way Prometheus'
+ * target exactly as `attach` would run it (src/engine/sources/fleet/), served the way Prometheus'
  * multi-target exporters are: /probe?target=NAME, the exporter's own /metrics, service
  * discovery at /targets, a fleet page at / (src/exporter/fleet-server.ts). The targets file
  * is re-read when it changes and on SIGHUP (with the web config, if any).
  */
 import * as path from 'node:path';
-import { startFleetServer } from '../exporter/fleet-server';
+import { startFleetServer, telemetryPerTarget } from '../exporter/fleet-server';
 import type { Compression } from '../exporter/exposition';
 import type { RunningServer } from '../exporter/web-front';
-import { Fleet } from '../fleet/fleet';
-import { loadTargetsFile, TargetSpec } from '../fleet/targets-file';
-import { TargetsFileWatch } from '../fleet/targets-watch';
+import { Fleet } from '../engine/sources/fleet/fleet';
+import { loadTargetsFile, TargetSpec } from '../engine/sources/fleet/targets-file';
+import { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
 import type { Logger } from '../util/logger';
 import { packageVersion } from '../util/package-root';
 import { Resolved, UsageError } from './options';
@@ -41,7 +41,7 @@ export async function fleetCommand(o: Resolved, log: Logger): Promise<number> {
     maxBodyBytes: o['cuzk.max-body-bytes'] as number,
     timelinePollMs: (o['cuzk.timeline-poll-interval'] as number) * 1000,
     logger: log,
-    version,
+    exporterFor: telemetryPerTarget(version),
   });
   const watch = new TargetsFileWatch(path.resolve(file), fleet, log);
   await fleet.apply(specs);

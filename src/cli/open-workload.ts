@@ -2,8 +2,8 @@
  * What `run` and `simulate` do first, alike: --workload.mix checked, the reference engine
  * opened (engine-config.ts), and a warning when fault injection is on.
  */
-import type { NativeEngine } from '../engine/native-engine';
-import { Mix, parseMix } from '../engine/workload';
+import type { NativeEngine } from '../engine/sources/native/native-engine';
+import { Mix, parseMix } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import { openEngine } from './engine-config';
 import { Resolved, UsageError } from './options';

@@ -10,7 +10,7 @@ import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
 import { FileRefused, readRegularFile } from '../util/regular-file';
 import { parseStrictJson } from '../util/strict-json';
 import { yamlErrorLine } from '../util/yaml-error';
-import { PROOF_KINDS } from '../engine/kinds';
+import { PROOF_KINDS } from '../engine/model/kinds';
 
 export type Command = 'run' | 'attach' | 'prove' | 'bench' | 'dashboards' | 'simulate' | 'fleet';
 type OptType = 'string' | 'number' | 'integer' | 'boolean' | 'duration' | 'path';

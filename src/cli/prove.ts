@@ -3,10 +3,10 @@
  * per-proof timings (like cuzk's AwaitProof) and exits non-zero if any proof failed or
  * does not verify.
  */
-import type { ProofResult } from '../engine/native-engine';
-import type { ProofKind } from '../engine/kinds';
-import { PART_DONE, PART_FAILED, PARTITIONS } from '../engine/kinds';
-import { Workload } from '../engine/workload';
+import type { ProofResult } from '../engine/sources/native/native-engine';
+import type { ProofKind } from '../engine/model/kinds';
+import { PART_DONE, PART_FAILED, PARTITIONS } from '../engine/model/kinds';
+import { Workload } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import { openEngine } from './engine-config';
 import type { Resolved } from './options';

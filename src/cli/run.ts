@@ -2,7 +2,7 @@
  * `cuzk-exporter run`: hosts the reference engine in-process with a proof workload and
  * serves its metrics — the main job (`npm start`).
  */
-import { Workload } from '../engine/workload';
+import { Workload } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import { openWorkloadEngine } from './open-workload';
 import { Resolved } from './options';

@@ -2,7 +2,7 @@
  * What `run` and `attach` share: telemetry, the HTTP server, the startup banner and an
  * orderly shutdown on SIGINT/SIGTERM (signals.ts; SIGHUP reloads the web config).
  */
-import type { MetricsSource } from '../engine/source';
+import type { MetricsSource } from '../engine/sources/source';
 import type { Compression } from '../exporter/exposition';
 import { parseListenAddress, startServer, RunningServer } from '../exporter/server';
 import { Telemetry } from '../exporter/telemetry';

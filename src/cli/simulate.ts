@@ -16,8 +16,8 @@
  * runs several boxes in one process (src/sim/fleet.ts).
  */
 import { parseListenAddress } from '../exporter/server';
-import { PROOF_KINDS } from '../engine/kinds';
-import { parseMix } from '../engine/workload';
+import { PROOF_KINDS } from '../engine/model/kinds';
+import { parseMix } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import { BoxConfig, EngineOpenError, RunningBox, startBox } from '../sim/box';
 import { parseGrpcAddress } from '../sim/grpc-server';

@@ -7,7 +7,7 @@
  * Job ids are never labels (unbounded cardinality); an exemplar is the place where an
  * operator who sees "this partition took 40 s" finds out which job it was.
  *
- * Recording is the model's (src/engine/model-histograms.ts: the exemplar slots are typed
+ * Recording is the model's (src/engine/model/model-histograms.ts: the exemplar slots are typed
  * arrays beside the buckets, the id is looked up through a small cache only when a
  * histogram is observed and stored by reference); this file renders them, and nothing is
  * rendered or allocated until an OpenMetrics scrape asks for it.
@@ -21,9 +21,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
-import type { HistogramTable } from '../engine/histogram-table';
-import { KIND_LABELS } from '../engine/kinds';
-import type { ModelHistograms } from '../engine/model-histograms';
+import type { HistogramTable } from '../engine/model/histogram-table';
+import { KIND_LABELS } from '../engine/model/kinds';
+import type { ModelHistograms } from '../engine/model/model-histograms';
 
 /** The histograms that carry exemplars, and whether their observations name a partition. */
 export const EXEMPLAR_HISTOGRAMS = {

@@ -9,19 +9,21 @@
  *   /probe?target=NAME          that target's /metrics body (text or OpenMetrics, gzip), 404 for an unknown name
  *   <telemetry path> (/metrics) the fleet exporter's own metrics (fleet-metrics.ts)
  *   /targets                    Prometheus HTTP service discovery: [{targets: [NAME], labels: {...}}]
- *   /fleet.json                 every target at a glance (the fleet page's data; summary.ts)
+ *   /fleet.json                 every target at a glance (the fleet page's data; fleet-summary.ts)
  *   /                           the fleet page
  *   /targets/NAME/              that target's status page; /targets/NAME/status its /status JSON
  *   /-/healthy, /-/ready        the process is alive / the targets file is loaded
  */
-import type { Fleet, FleetTarget } from '../fleet/fleet';
-import { fleetMetricsText } from '../fleet/fleet-metrics';
-import { summarizeFleet } from '../fleet/summary';
-import type { TargetsFileWatch } from '../fleet/targets-watch';
+import type { Fleet, FleetTarget } from '../engine/sources/fleet/fleet';
+import type { MetricsSource } from '../engine/sources/source';
+import { fleetMetricsText } from './fleet-metrics';
+import { summarizeFleet } from './fleet-summary';
+import type { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
 import type { Logger } from '../util/logger';
 import { Compression, metricsReply, MetricsReply } from './exposition';
 import { loadFleetAssets, loadPageAssets } from './page/assets';
 import { statusDocument } from './server';
+import { Telemetry } from './telemetry';
 import type { WebConfig } from './web-config';
 import { RouteRequest, RunningServer, startWebFront } from './web-front';
 
@@ -31,13 +33,22 @@ export interface FleetServerOptions {
   compression?: Compression;
   webConfig?: WebConfig;
   maxConnections?: number;
-  fleet: Fleet;
+  fleet: Fleet<Telemetry>;
   watch: TargetsFileWatch;
   logger: Logger;
   version: string;
 }
 
 export const UNKNOWN_TARGET_ERROR = 'unknown_target';
+
+/**
+ * The Fleet's `exporterFor`: each target its own Telemetry over its own source, exactly as
+ * `cuzk-exporter attach` makes one. The fleet's logger, not the target's: OpenTelemetry's
+ * diagnostics go to the first Telemetry's logger for the whole process.
+ */
+export function telemetryPerTarget(version: string): (source: MetricsSource, logger: Logger) => Telemetry {
+  return (source, logger) => new Telemetry(source, { version, logger });
+}
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -73,7 +84,7 @@ export function startFleetServer(opts: FleetServerOptions): Promise<RunningServe
   };
 
   /** /targets/NAME/<rest>: the target's status page, its /status, its readiness. */
-  const targetRoute = ({ res, pathname, send }: RouteRequest, t: FleetTarget, rest: string) => {
+  const targetRoute = ({ res, pathname, send }: RouteRequest, t: FleetTarget<Telemetry>, rest: string) => {
     if (rest === '/status') {
       try {
         t.source.refresh();

@@ -14,11 +14,11 @@
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { ValueType } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, MetricData } from '@opentelemetry/sdk-metrics';
-import type { HistogramTable } from '../engine/histogram-table';
-import { KIND_LABELS } from '../engine/kinds';
-import type { ModelHistograms } from '../engine/model-histograms';
+import type { HistogramTable } from '../engine/model/histogram-table';
+import { KIND_LABELS } from '../engine/model/kinds';
+import type { ModelHistograms } from '../engine/model/model-histograms';
 
-export { BUCKETS } from '../engine/model-histograms';
+export { BUCKETS } from '../engine/model/model-histograms';
 
 /** One exported histogram: its name, help, table and the labels of its series. */
 export interface HistogramFamily {

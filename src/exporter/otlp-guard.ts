@@ -10,7 +10,7 @@
  * to the reader, which has nothing more useful to do with a failure.
  */
 import type { PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import type { ErrorCounts } from '../engine/error-counts';
+import type { ErrorCounts } from '../engine/model/error-counts';
 import type { Logger } from '../util/logger';
 
 type ExportResult = { code: number; error?: Error };

@@ -8,7 +8,7 @@
  *   /-/healthy                           the process is alive
  *   /-/ready                             the source answers and has at least one GPU
  */
-import type { MetricsSource } from '../engine/source';
+import type { MetricsSource } from '../engine/sources/source';
 import type { Logger } from '../util/logger';
 import { Compression, MetricsReply, metricsReply } from './exposition';
 import { loadPageAssets } from './page/assets';

@@ -12,7 +12,7 @@
  * The histograms come from the model's typed arrays too (histograms.ts), in a scope of
  * their own placed first, where the SDK put the instruments they replaced.
  */
-import { DEGRADED_REASONS } from '../engine/attach/evidence-watch';
+import { DEGRADED_REASONS } from '../engine/sources/attach/evidence-watch';
 import type { Attributes, HrTime } from '@opentelemetry/api';
 import { ValueType } from '@opentelemetry/api';
 import {
@@ -24,9 +24,9 @@ import {
   MetricProducer,
 } from '@opentelemetry/sdk-metrics';
 import type { Resource } from '@opentelemetry/resources';
-import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, PROOF_KINDS } from '../engine/kinds';
-import type { RunningTotals } from '../engine/source';
-import type { StateModel } from '../engine/state-model';
+import { KIND_LABELS, LIVE_PARTITION_STATES, LIVE_STATE_NAMES, MISMATCH_REASONS, OTHER_KIND_INDEX, PROOF_KINDS } from '../engine/model/kinds';
+import type { RunningTotals } from '../engine/sources/source';
+import type { StateModel } from '../engine/model/state-model';
 import { histogramMetrics } from './histograms';
 
 export interface SourceInfo {

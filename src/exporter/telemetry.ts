@@ -14,7 +14,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, MetricProducer, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import type { MetricsSource } from '../engine/source';
+import type { MetricsSource } from '../engine/sources/source';
 import type { Logger } from '../util/logger';
 import { ExemplarStore } from './exemplars';
 import { FastPrometheusSerializer } from './fast-serializer';

@@ -24,6 +24,10 @@
  * names changes (checked at most every 100 ms, on new connections and requests, as the
  * toolkit re-reads it per connection) or on SIGHUP. A reload that fails keeps the last
  * good config, logs one line and counts cuzk_exporter_errors_total{reason="web_config"}.
+ *
+ * Past ~500 lines on purpose: the toolkit's format end to end (load, validate, then the TLS,
+ * basic-auth and rate-limit objects it configures), kept together to be read against the
+ * toolkit's documentation.
  */
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';

@@ -8,7 +8,7 @@
  */
 import type * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ErrorCounts } from '../engine/error-counts';
+import type { ErrorCounts } from '../engine/model/error-counts';
 import type { Logger } from '../util/logger';
 import { createEdgeServer } from './edge';
 import { WebConfig, WebConfigHolder } from './web-config';

@@ -3,8 +3,8 @@
  * handling), its surfaces (gRPC, raw /status, TIMELINE sink), the ground truth endpoint and
  * a Curio-like workload. `simulate` runs one (flags) or several in one process (fleet.ts).
  */
-import { EngineConfig, NativeEngine } from '../engine/native-engine';
-import type { Mix } from '../engine/workload';
+import { EngineConfig, NativeEngine } from '../engine/sources/native/native-engine';
+import type { Mix } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import { SimCore, SimCoreOptions } from './core';
 import { RunningGrpcServer, startGrpcServer } from './grpc-server';

@@ -15,9 +15,9 @@
  *    ground truth's `upstream` part.
  */
 import { randomUUID } from 'node:crypto';
-import { CTR, NativeError, STATUS } from '../engine/abi';
-import { PROOF_KINDS } from '../engine/kinds';
-import type { NativeEngine } from '../engine/native-engine';
+import { CTR, NativeError, STATUS } from '../engine/sources/native/abi';
+import { PROOF_KINDS } from '../engine/model/kinds';
+import type { NativeEngine } from '../engine/sources/native/native-engine';
 import { BatchCollector } from './batch-collector';
 import { failedAnswer, JobAnswer, JobTracker, Waiter } from './job-tracker';
 import { cuzkMetricsText, METRIC_LABELS } from './metrics-text';

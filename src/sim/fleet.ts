@@ -26,7 +26,7 @@
  */
 import * as fs from 'node:fs';
 import YAML from 'yaml';
-import { parseMix } from '../engine/workload';
+import { parseMix } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import type { Resolved } from '../cli/options';
 import { UsageError } from '../cli/options';

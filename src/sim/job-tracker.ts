@@ -19,7 +19,7 @@
  * Bounds (ours; upstream's maps grow without end): `completed` keeps the newest
  * MAX_COMPLETED results; assemblers of failed jobs the newest MAX_COMPLETED.
  */
-import { PROOF_KINDS } from '../engine/kinds';
+import { PROOF_KINDS } from '../engine/model/kinds';
 
 export type AnswerStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED';
 

@@ -5,7 +5,7 @@
  * renderer (renderer.ts) at the engine's end of a partition; state lives in the JobTracker
  * (assemblers, counters, answers) and StatusTracker ports.
  */
-import { PROOF_KINDS } from '../engine/kinds';
+import { PROOF_KINDS } from '../engine/model/kinds';
 import { failedAnswer, JobAnswer, JobTracker } from './job-tracker';
 import type { EngineJob } from './requests';
 import type { StatusTracker } from './status-tracker';

@@ -20,9 +20,9 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CTR } from '../engine/abi';
-import { KIND_LABELS } from '../engine/kinds';
-import type { NativeEngine } from '../engine/native-engine';
+import { CTR } from '../engine/sources/native/abi';
+import { KIND_LABELS } from '../engine/model/kinds';
+import type { NativeEngine } from '../engine/sources/native/native-engine';
 import type { SimCore } from './core';
 
 type Fields = Array<[string, number]>;

@@ -19,7 +19,7 @@
  *    (GPU failure) counts to the engine's end of it, and is also in unended_ns; with the
  *    pipeline off, the intervals GetStatus shows (a job per worker, start to end).
  */
-import { PROOF_KINDS } from '../engine/kinds';
+import { PROOF_KINDS } from '../engine/model/kinds';
 
 export interface UpstreamKind {
   proofs_completed: number;

@@ -5,8 +5,8 @@
  * proved again under the SAME id up to `retries` times (Curio's task retry: ids are
  * deterministic), which is what upstream's id-keyed state has to live with.
  */
-import type { Mix } from '../engine/workload';
-import { PROOF_KINDS } from '../engine/kinds';
+import type { Mix } from '../engine/sources/native/workload';
+import { PROOF_KINDS } from '../engine/model/kinds';
 import type { SimCore } from './core';
 import type { JobAnswer } from './job-tracker';
 import { GeneratedRequest, RequestIdGenerator } from './request-ids';

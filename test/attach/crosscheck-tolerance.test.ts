@@ -10,7 +10,7 @@
  * snapshot less than 250 ms after TIMELINE's pickup is clock skew, not a contradiction;
  * 400 ms after is one. Two continuous claims must overlap by 2 x 250 ms.
  */
-import { MergedAttachSource } from '../../src/engine/attach/merge';
+import { MergedAttachSource } from '../../src/engine/sources/attach/merge';
 import { createLogger } from '../../src/util/logger';
 import { FakeCuzkGrpc, cuzkMetricsText } from './grpc-server';
 import { sampleValue, startMerged, waitFor } from './merged-harness';

@@ -1,5 +1,5 @@
 /** A FollowerSink that records what the log follower hands on (timeline-follower tests, fuzz). */
-import type { FollowerSink } from '../../src/engine/attach/timeline-follower';
+import type { FollowerSink } from '../../src/engine/sources/attach/timeline-follower';
 
 export class RecordingSink implements FollowerSink {
   live: string[] = [];

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { provingEngineService } from '../../src/engine/attach/grpc-surface';
+import { provingEngineService } from '../../src/engine/sources/attach/grpc-wire';
 
 export type Behaviour = 'ok' | 'hang' | 'error' | 'garbage';
 

@@ -11,7 +11,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { grpcTarget, metricsKindIndex, parseCuzkMetrics } from '../../src/engine/attach/grpc-surface';
+import { grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { metricsKindIndex, parseCuzkMetrics } from '../../src/engine/sources/attach/grpc-wire';
 import { promtoolCheckMetrics } from '../helpers/prom-text';
 import { FakeCuzkGrpc, cuzkMetricsText } from './grpc-server';
 import { MergedHarness, counters, expectMonotonic, sampleValue, startMerged } from './merged-harness';

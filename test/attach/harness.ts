@@ -3,7 +3,7 @@
  * (polled explicitly with pollOnce, or fed with applyBody), a real Telemetry and the real
  * HTTP server on 127.0.0.1:<ephemeral>, with the log captured line by line.
  */
-import { AttachSource } from '../../src/engine/attach-source';
+import { AttachSource } from '../../src/engine/sources/attach/attach-source';
 import { startServer, RunningServer } from '../../src/exporter/server';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { OPTIONS } from '../../src/cli/options';

@@ -5,9 +5,9 @@
  * with 20,000-character ids on every poll (the soak's `long_job_id`) must not grow the heap
  * (it did, ~170 KiB/min, when only the entry count was bounded).
  */
-import { kindIndex } from '../../src/engine/kinds';
-import { ErrorCounts } from '../../src/engine/error-counts';
-import { StatusSurface } from '../../src/engine/attach/status-surface';
+import { kindIndex } from '../../src/engine/model/kinds';
+import { ErrorCounts } from '../../src/engine/model/error-counts';
+import { StatusSurface } from '../../src/engine/sources/attach/status-surface';
 import { silentLogger } from '../../src/util/logger';
 import { fixture } from './snapshots';
 

@@ -3,10 +3,10 @@
  * lib/ffi/cuzk_funcs.go and proofshare): the only evidence of a partitioned job's kind in
  * TIMELINE alone. Ids from the Go format strings, every field multi-digit, and near misses
  * that must not be taken for a kind (a wrong kind is a wrong number; unknown waits for other
- * evidence). Killed Stryker survivors of src/engine/attach/kind-evidence.ts.
+ * evidence). Killed Stryker survivors of src/engine/sources/attach/kind-evidence.ts.
  */
-import { kindFromRequestId } from '../../src/engine/attach/kind-evidence';
-import { kindIndex } from '../../src/engine/kinds';
+import { kindFromRequestId } from '../../src/engine/sources/attach/kind-evidence';
+import { kindIndex } from '../../src/engine/model/kinds';
 
 const K = (k: string) => kindIndex(k);
 

@@ -5,7 +5,7 @@
  * (timeline.poll(), status.pollOnce(), grpc.pollMetrics()/pollStatus()) and then scrape.
  */
 import type { Readable } from 'node:stream';
-import { MergedAttachSource } from '../../src/engine/attach/merge';
+import { MergedAttachSource } from '../../src/engine/sources/attach/merge';
 import { startServer, RunningServer } from '../../src/exporter/server';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { createLogger } from '../../src/util/logger';
@@ -38,7 +38,7 @@ export interface MergedHarnessOptions {
   /** Thresholds for what cuzk's /status never clears (attach/status-stale.ts). */
   statusStale?: { minUnownedMs?: number; minOwnedMs?: number };
   /** TIMELINE surface options beyond the above (timeouts, clock lead). */
-  timeline?: Partial<import('../../src/engine/attach/timeline-surface').TimelineOptions>;
+  timeline?: Partial<import('../../src/engine/sources/attach/timeline-surface').TimelineOptions>;
 }
 
 export async function startMerged(o: MergedHarnessOptions): Promise<MergedHarness> {

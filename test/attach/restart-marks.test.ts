@@ -6,10 +6,10 @@
  * Here each kind has non-zero completed, failed and cancelled counts before the restart and
  * is re-used after it; the expected totals are the sums of the script's own increments.
  */
-import { AttachSource } from '../../src/engine/attach-source';
-import { GrpcSurface } from '../../src/engine/attach/grpc-surface';
-import { ErrorCounts } from '../../src/engine/error-counts';
-import { kindIndex } from '../../src/engine/kinds';
+import { AttachSource } from '../../src/engine/sources/attach/attach-source';
+import { GrpcSurface } from '../../src/engine/sources/attach/grpc-surface';
+import { ErrorCounts } from '../../src/engine/model/error-counts';
+import { kindIndex } from '../../src/engine/model/kinds';
 import { silentLogger } from '../../src/util/logger';
 import { idle, snapshot } from './snapshots';
 

@@ -1,11 +1,11 @@
 /**
- * The TIMELINE clock (src/engine/attach/timeline-clock.ts) on scripted offsets and read
+ * The TIMELINE clock (src/engine/sources/attach/timeline-clock.ts) on scripted offsets and read
  * times: restart detection at its bound, the lead bound at its edge, re-anchoring a run
  * whose every line is late by the same amount (and not one running fast), a new run never
  * overlapping the old one, lateness driving the exposure lag. Expectations are differences
  * of the script's numbers. Killed Stryker survivors of timeline-clock.ts.
  */
-import { DEFAULT_MAX_LEAD_MS, RESTART_BACK_MS, TimelineClock } from '../../src/engine/attach/timeline-clock';
+import { DEFAULT_MAX_LEAD_MS, RESTART_BACK_MS, TimelineClock } from '../../src/engine/sources/attach/timeline-clock';
 
 const MS = 1e6;
 const R0 = 5_000_000 * MS; // the exporter's hrtime at the daemon's offset 0

@@ -5,9 +5,9 @@
  * offset X is read at epoch + X plus a small lateness), so every figure is a difference
  * of offsets the test chose.
  */
-import { MergedAttachSource } from '../../src/engine/attach/merge';
-import type { TimelineOptions } from '../../src/engine/attach/timeline-surface';
-import { KIND_LABELS } from '../../src/engine/kinds';
+import { MergedAttachSource } from '../../src/engine/sources/attach/merge';
+import type { TimelineOptions } from '../../src/engine/sources/attach/timeline-surface';
+import { KIND_LABELS } from '../../src/engine/model/kinds';
 import { createLogger } from '../../src/util/logger';
 
 export const tl = (off: number, ev: string, job: string, detail: string) => `TIMELINE,${off},${ev},${job},${detail}\n`;

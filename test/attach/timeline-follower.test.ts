@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FollowerOptions, LogFollower } from '../../src/engine/attach/timeline-follower';
+import { FollowerOptions, LogFollower } from '../../src/engine/sources/attach/timeline-follower';
 import { RecordingSink } from './follower-sink';
 
 let dir: string;

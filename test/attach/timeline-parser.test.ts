@@ -14,7 +14,7 @@ import {
   TL_SYNTH_START,
   newRecord,
   parseTimeline,
-} from '../../src/engine/attach/timeline-parser';
+} from '../../src/engine/sources/attach/timeline-parser';
 
 function parse(line: string) {
   const rec = newRecord();

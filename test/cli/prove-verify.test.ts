@@ -6,7 +6,7 @@
  * Runs the compiled CLI (built by the jest global setup), as users do.
  */
 import { runCli } from '../helpers/cli-run';
-import { NativeEngine } from '../../src/engine/native-engine';
+import { NativeEngine } from '../../src/engine/sources/native/native-engine';
 
 const cli = (args: string[], timeoutMs = 60_000) => runCli(args, {}, timeoutMs);
 

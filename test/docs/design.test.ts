@@ -12,11 +12,12 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startFleetServer } from '../../src/exporter/fleet-server';
+import { startFleetServer, telemetryPerTarget } from '../../src/exporter/fleet-server';
+import type { Telemetry } from '../../src/exporter/telemetry';
 import type { RunningServer } from '../../src/exporter/web-front';
-import { Fleet } from '../../src/fleet/fleet';
-import { loadTargetsFile } from '../../src/fleet/targets-file';
-import { TargetsFileWatch } from '../../src/fleet/targets-watch';
+import { Fleet } from '../../src/engine/sources/fleet/fleet';
+import { loadTargetsFile } from '../../src/engine/sources/fleet/targets-file';
+import { TargetsFileWatch } from '../../src/engine/sources/fleet/targets-watch';
 import { silentLogger } from '../../src/util/logger';
 import { fixture } from '../attach/snapshots';
 import { StatusServer } from '../attach/status-server';
@@ -256,7 +257,7 @@ test('attach (gRPC + TIMELINE + /status of simulate): /metrics serves exactly th
 
 describe('fleet', () => {
   let status: StatusServer;
-  let fleet: Fleet;
+  let fleet: Fleet<Telemetry>;
   let watch: TargetsFileWatch;
   let server: RunningServer;
 
@@ -272,7 +273,7 @@ describe('fleet', () => {
     status.behaviour = { kind: 'body', body: fixture('02-snap-busy-consistent.json').text };
     const file = path.join(tmp, 'targets.yml');
     fs.writeFileSync(file, `targets:\n  - name: a\n    status_url: ${status.url}\n    timeline_command: [${process.execPath}, -e, "setInterval(() => {}, 1000)"]\n`);
-    fleet = new Fleet({ pollIntervalMs: 100, grpcStatusIntervalMs: 5000, timeoutMs: 1000, maxBodyBytes: 1 << 20, logger: silentLogger, version: 'test' });
+    fleet = new Fleet({ pollIntervalMs: 100, grpcStatusIntervalMs: 5000, timeoutMs: 1000, maxBodyBytes: 1 << 20, logger: silentLogger, exporterFor: telemetryPerTarget('test') });
     watch = new TargetsFileWatch(file, fleet, silentLogger, 50);
     await fleet.apply(loadTargetsFile(file));
     server = await startFleetServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', fleet, watch, logger: silentLogger, version: 'test' });

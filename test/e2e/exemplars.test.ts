@@ -7,8 +7,8 @@
  *
  * Synchronisation by polling Prometheus' HTTP API with a bound (pollUntil); no sleeps.
  */
-import type { EngineConfig } from '../../src/engine/native-engine';
-import { Workload } from '../../src/engine/workload';
+import type { EngineConfig } from '../../src/engine/sources/native/native-engine';
+import { Workload } from '../../src/engine/sources/native/workload';
 import type { ExpositionFormat } from '../../src/exporter/negotiate';
 import type { CollectionBodies } from '../../src/exporter/shared-collection';
 import { startNativeExporter, type NativeExporter } from '../helpers/native-exporter';

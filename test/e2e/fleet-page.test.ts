@@ -10,11 +10,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Page } from 'playwright-core';
-import { startFleetServer } from '../../src/exporter/fleet-server';
+import { startFleetServer, telemetryPerTarget } from '../../src/exporter/fleet-server';
+import type { Telemetry } from '../../src/exporter/telemetry';
 import type { RunningServer } from '../../src/exporter/web-front';
-import { Fleet } from '../../src/fleet/fleet';
-import { loadTargetsFile } from '../../src/fleet/targets-file';
-import { TargetsFileWatch } from '../../src/fleet/targets-watch';
+import { Fleet } from '../../src/engine/sources/fleet/fleet';
+import { loadTargetsFile } from '../../src/engine/sources/fleet/targets-file';
+import { TargetsFileWatch } from '../../src/engine/sources/fleet/targets-watch';
 import { silentLogger } from '../../src/util/logger';
 import { fixture } from '../attach/snapshots';
 import { refusedUrl, StatusServer } from '../attach/status-server';
@@ -28,7 +29,7 @@ d(`fleet page in a browser${skip ? ` (${skip})` : ''}`, () => {
   let dir: string;
   let ok: StatusServer;
   let bad: StatusServer;
-  let fleet: Fleet;
+  let fleet: Fleet<Telemetry>;
   let watch: TargetsFileWatch;
   let server: RunningServer;
   let browser: BrowserHandle;
@@ -58,7 +59,7 @@ d(`fleet page in a browser${skip ? ` (${skip})` : ''}`, () => {
       '',
     ].join('\n');
     write(targetsText);
-    fleet = new Fleet({ pollIntervalMs: 200, grpcStatusIntervalMs: 5000, timeoutMs: 1000, maxBodyBytes: 1 << 20, logger: silentLogger, version: 'test' });
+    fleet = new Fleet({ pollIntervalMs: 200, grpcStatusIntervalMs: 5000, timeoutMs: 1000, maxBodyBytes: 1 << 20, logger: silentLogger, exporterFor: telemetryPerTarget('test') });
     watch = new TargetsFileWatch(file, fleet, silentLogger, 50);
     await fleet.apply(loadTargetsFile(file));
     server = await startFleetServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', fleet, watch, logger: silentLogger, version: 'test' });

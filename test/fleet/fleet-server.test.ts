@@ -8,11 +8,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { startFleetServer } from '../../src/exporter/fleet-server';
+import { startFleetServer, telemetryPerTarget } from '../../src/exporter/fleet-server';
+import type { Telemetry } from '../../src/exporter/telemetry';
 import type { RunningServer } from '../../src/exporter/web-front';
-import { Fleet } from '../../src/fleet/fleet';
-import { loadTargetsFile } from '../../src/fleet/targets-file';
-import { TargetsFileWatch } from '../../src/fleet/targets-watch';
+import { Fleet } from '../../src/engine/sources/fleet/fleet';
+import { loadTargetsFile } from '../../src/engine/sources/fleet/targets-file';
+import { TargetsFileWatch } from '../../src/engine/sources/fleet/targets-watch';
 import { silentLogger } from '../../src/util/logger';
 import { find, promtoolCheckMetrics, value } from '../helpers/prom-text';
 import { fixture } from '../attach/snapshots';
@@ -24,7 +25,7 @@ jest.setTimeout(180_000);
 let dir: string;
 let a: StatusServer;
 let b: StatusServer;
-let fleet: Fleet;
+let fleet: Fleet<Telemetry>;
 let watch: TargetsFileWatch;
 let server: RunningServer;
 let file: string;
@@ -82,7 +83,7 @@ beforeAll(async () => {
     timeoutMs: TIMEOUT_MS,
     maxBodyBytes: 1 << 20,
     logger: silentLogger,
-    version: 'test',
+    exporterFor: telemetryPerTarget('test'),
     commandBackoff: { minMs: 100, maxMs: 400 },
   });
   watch = new TargetsFileWatch(file, fleet, silentLogger, 50);

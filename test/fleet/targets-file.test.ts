@@ -1,11 +1,11 @@
 /**
  * The targets file of `cuzk-exporter fleet`: what it accepts, and that every bad entry is
- * refused with one line that names the target and the key (src/fleet/targets-file.ts).
+ * refused with one line that names the target and the key (src/engine/sources/fleet/targets-file.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError } from '../../src/fleet/targets-file';
+import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError } from '../../src/engine/sources/fleet/targets-file';
 
 let dir: string;
 beforeAll(() => {

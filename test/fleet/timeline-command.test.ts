@@ -1,11 +1,11 @@
 /**
- * The TIMELINE command of a fleet target (src/fleet/timeline-command.ts), with real child
+ * The TIMELINE command of a fleet target (src/engine/sources/fleet/timeline-command.ts), with real child
  * processes: its output becomes one stream across restarts, every exit is counted and
  * restarted with exponential back-off, a long run resets the back-off, a program that
  * cannot start is counted like an exit, and stop() ends it (SIGKILL if it ignores SIGTERM).
  */
 import { silentLogger } from '../../src/util/logger';
-import { TimelineCommand, TimelineCommandOptions } from '../../src/fleet/timeline-command';
+import { TimelineCommand, TimelineCommandOptions } from '../../src/engine/sources/fleet/timeline-command';
 
 const NODE = process.execPath;
 

@@ -5,7 +5,7 @@
  * between two scrapes" must use these timestamps, not a clock read before the request (the
  * request can wait behind anything on a loaded machine).
  */
-import type { NativeEngine } from '../../src/engine/native-engine';
+import type { NativeEngine } from '../../src/engine/sources/native/native-engine';
 
 export interface CollectionClock {
   /** Engine clock (ns) of every counter read so far, in order. */

@@ -10,7 +10,7 @@
  * on the replay must expect 0 (resync.test.ts, which provokes gaps, uses per-proof results
  * and the engine's own snapshot instead).
  */
-import type { NativeEngine } from '../../src/engine/native-engine';
+import type { NativeEngine } from '../../src/engine/sources/native/native-engine';
 import {
   EVENT_SIZE,
   EVF_ABANDONED,
@@ -31,7 +31,7 @@ import {
   EV_PARTITION,
   EV_WORKER,
   readU64,
-} from '../../src/engine/event-layout';
+} from '../../src/engine/model/event-layout';
 
 // Partition states (native enum; FINALIZING is ABI v2's split-proving tail).
 const SYNTHESIZING = 1;

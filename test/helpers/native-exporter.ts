@@ -2,7 +2,7 @@
  * The `run` command's wiring, in-process: a real NativeEngine (the reference library
  * built by `make -C native`), real Telemetry and the real HTTP server on a free port.
  */
-import { EngineConfig, NativeEngine } from '../../src/engine/native-engine';
+import { EngineConfig, NativeEngine } from '../../src/engine/sources/native/native-engine';
 import { RunningServer, startServer } from '../../src/exporter/server';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { silentLogger } from '../../src/util/logger';

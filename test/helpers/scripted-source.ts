@@ -2,9 +2,9 @@
  * A MetricsSource fed by a scripted sequence of cuzk_event records and a clock the test
  * sets: the same StateModel and exporter code as production, with nothing that varies.
  */
-import { EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_MEMORY, EV_PARTITION, EV_QUEUE_DEPTH, EV_SYNTH_ACTIVE, EV_WORKER, EVF_ABANDONED, EVF_FIRST, EventRecord, encodeEvents } from '../../src/engine/event-layout';
-import type { MetricsSource } from '../../src/engine/source';
-import { StateModel, Topology } from '../../src/engine/state-model';
+import { EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_MEMORY, EV_PARTITION, EV_QUEUE_DEPTH, EV_SYNTH_ACTIVE, EV_WORKER, EVF_ABANDONED, EVF_FIRST, EventRecord, encodeEvents } from '../../src/engine/model/event-layout';
+import type { MetricsSource } from '../../src/engine/sources/source';
+import { StateModel, Topology } from '../../src/engine/model/state-model';
 
 export const MS = 1_000_000;
 

@@ -10,7 +10,7 @@
  * read clock is set by the test, so "elapsed wall time" is exact, at the default 30 s lead
  * tolerance (DEFAULT_MAX_LEAD_MS).
  */
-import { DEFAULT_MAX_LEAD_MS } from '../../src/engine/attach/timeline-clock';
+import { DEFAULT_MAX_LEAD_MS } from '../../src/engine/sources/attach/timeline-clock';
 import { Harness, startHarness } from '../attach/harness';
 import { fixture } from '../attach/snapshots';
 import { StatusServer } from '../attach/status-server';

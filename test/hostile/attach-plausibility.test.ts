@@ -13,8 +13,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ErrorCounts } from '../../src/engine/error-counts';
-import { GrpcSurface } from '../../src/engine/attach/grpc-surface';
+import { ErrorCounts } from '../../src/engine/model/error-counts';
+import { GrpcSurface } from '../../src/engine/sources/attach/grpc-surface';
 import { silentLogger } from '../../src/util/logger';
 import { find, parse, promtoolCheckMetrics, Sample, value } from '../helpers/prom-text';
 import { Harness, startHarness, warnings } from '../attach/harness';

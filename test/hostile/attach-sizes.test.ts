@@ -14,8 +14,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { MAX_JOBS_LISTED, MAX_PARTITIONS_LISTED } from '../../src/engine/attach/merged-status';
-import { MAX_SNAPSHOT_CONTAINERS } from '../../src/engine/plausibility';
+import { MAX_JOBS_LISTED, MAX_PARTITIONS_LISTED } from '../../src/engine/sources/attach/merged-status';
+import { MAX_SNAPSHOT_CONTAINERS } from '../../src/engine/sources/plausibility';
 import { FakeCuzkGrpc } from '../attach/grpc-server';
 import { StatusServer } from '../attach/status-server';
 import { find, parse } from '../helpers/prom-text';

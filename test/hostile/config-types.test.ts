@@ -14,7 +14,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { checkMemoryBudget, witnessBytes } from '../../src/cli/budget-check';
 import { MAX_TIMER_MS, OPTIONS, resolveOptions, UsageError } from '../../src/cli/options';
-import { NativeEngine } from '../../src/engine/native-engine';
+import { NativeEngine } from '../../src/engine/sources/native/native-engine';
 import { parseStrictJson } from '../../src/util/strict-json';
 import { find, parse } from '../helpers/prom-text';
 import { CLI, killAll, startCli } from './cli-helpers';

@@ -11,9 +11,9 @@
  * CUZK_FUZZ_RUNS / CUZK_FUZZ_SEED as the other fuzzers.
  */
 import fc from 'fast-check';
-import { countRepeatedField } from '../../src/engine/attach/grpc-surface';
-import { DEFAULT_MAX_LEAD_MS, RESTART_SLACK_NS } from '../../src/engine/attach/timeline-clock';
-import { IdentityGuard, RESTART_SLACK_S } from '../../src/engine/plausibility';
+import { countRepeatedField } from '../../src/engine/sources/attach/grpc-wire';
+import { DEFAULT_MAX_LEAD_MS, RESTART_SLACK_NS } from '../../src/engine/sources/attach/timeline-clock';
+import { IdentityGuard, RESTART_SLACK_S } from '../../src/engine/sources/plausibility';
 import { jsonContainerCountBytes } from '../../src/util/strict-json';
 import { TimelineDriver, tl } from '../attach/timeline-driver';
 

@@ -14,7 +14,7 @@
  * CUZK_FUZZ_RUNS (sequences, default 400 ≈ 2,000 snapshots) and CUZK_FUZZ_SEED.
  */
 import fc from 'fast-check';
-import { validateStatus } from '../../src/engine/status-schema';
+import { validateStatus } from '../../src/engine/sources/status-schema';
 import { parse, promtoolCheckMetrics, Sample } from '../helpers/prom-text';
 import { Harness, startHarness } from '../attach/harness';
 import { fixture } from '../attach/snapshots';

@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import { LogFollower } from '../../src/engine/attach/timeline-follower';
+import { LogFollower } from '../../src/engine/sources/attach/timeline-follower';
 import { RecordingSink } from '../attach/follower-sink';
 
 const RUNS = Number(process.env.CUZK_FUZZ_RUNS ?? 300);

@@ -12,7 +12,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { LogFollower } from '../../src/engine/attach/timeline-follower';
+import { LogFollower } from '../../src/engine/sources/attach/timeline-follower';
 import { find, parse } from '../helpers/prom-text';
 import { killAll, startCli } from './cli-helpers';
 import { cpuMs, peakRssMiB, pct, probe } from './process-probe';

@@ -12,9 +12,9 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PROOF_KINDS } from '../../src/engine/kinds';
-import type { ProofResult } from '../../src/engine/native-engine';
-import { Workload } from '../../src/engine/workload';
+import { PROOF_KINDS } from '../../src/engine/model/kinds';
+import type { ProofResult } from '../../src/engine/sources/native/native-engine';
+import { Workload } from '../../src/engine/sources/native/workload';
 import { Harness, startHarness } from '../attach/harness';
 import { EventReplay } from '../helpers/event-replay';
 import { startNativeExporter } from '../helpers/native-exporter';

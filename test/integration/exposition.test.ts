@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
-import { AttachSource } from '../../src/engine/attach-source';
+import { AttachSource } from '../../src/engine/sources/attach/attach-source';
 import { Compression } from '../../src/exporter/exposition';
 import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE } from '../../src/exporter/negotiate';
 import { RunningServer, startServer } from '../../src/exporter/server';

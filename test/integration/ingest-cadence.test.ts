@@ -5,9 +5,9 @@
  * wake-ups) is armed again only once a drain finds nothing; a quiet engine is waited on,
  * not polled. Scrapes still drain first (exactness is covered in exporter.test.ts).
  */
-import { CTR } from '../../src/engine/abi';
-import { NativeEngine } from '../../src/engine/native-engine';
-import { Workload } from '../../src/engine/workload';
+import { CTR } from '../../src/engine/sources/native/abi';
+import { NativeEngine } from '../../src/engine/sources/native/native-engine';
+import { Workload } from '../../src/engine/sources/native/workload';
 import { untilBatch } from '../helpers/native-exporter';
 
 const LINGER_MS = 20;

@@ -12,12 +12,12 @@
  * comparing them with the counters again would compare a value with itself.)
  * Mutations these catch are listed in test/README.md.
  */
-import { CTR } from '../../src/engine/abi';
-import { EVENT_SIZE, EV_GPU_LOCK, EV_OFF_AUX, EV_OFF_GPU, EV_OFF_TYPE, EV_OFF_WORKER, EV_WORKER } from '../../src/engine/event-layout';
-import { PROOF_KINDS } from '../../src/engine/kinds';
-import type { NativeEngine, ProofResult } from '../../src/engine/native-engine';
-import type { CuzkStatus } from '../../src/engine/status-schema';
-import { Workload } from '../../src/engine/workload';
+import { CTR } from '../../src/engine/sources/native/abi';
+import { EVENT_SIZE, EV_GPU_LOCK, EV_OFF_AUX, EV_OFF_GPU, EV_OFF_TYPE, EV_OFF_WORKER, EV_WORKER } from '../../src/engine/model/event-layout';
+import { PROOF_KINDS } from '../../src/engine/model/kinds';
+import type { NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
+import type { CuzkStatus } from '../../src/engine/sources/status-schema';
+import { Workload } from '../../src/engine/sources/native/workload';
 import { startNativeExporter } from '../helpers/native-exporter';
 import { parse, sum, value } from '../helpers/prom-text';
 

@@ -1,5 +1,5 @@
-import { NativeEngine } from '../../src/engine/native-engine';
-import { parseMix, requestIdFor, Workload } from '../../src/engine/workload';
+import { NativeEngine } from '../../src/engine/sources/native/native-engine';
+import { parseMix, requestIdFor, Workload } from '../../src/engine/sources/native/workload';
 
 describe('Workload', () => {
   test('stop() settles run() too, cancelling what outlives the grace', async () => {

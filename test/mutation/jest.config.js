@@ -1,6 +1,6 @@
 /**
  * The jest configuration Stryker runs (stryker.config.json): the in-process suites that
- * exercise src/engine/attach, src/engine/state-model.ts and src/exporter — no globalSetup
+ * exercise src/engine/sources/attach, src/engine/model/state-model.ts and src/exporter — no globalSetup
  * (no native build, no tsc of dist/: no suite here spawns the CLI or loads the engine),
  * ts-jest transpiling only (Stryker's own TypeScript checker type-checks each mutant).
  * MUTATE_TESTS (comma-separated paths from the repository root) replaces the list.

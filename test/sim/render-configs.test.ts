@@ -10,7 +10,7 @@
  *    request; a SnapDeals batch fails every request at split_batched_proofs;
  *  - eprintln!'s pieces torn by a tracing line (timeline-writer.ts).
  */
-import { OUTCOME_COMPLETED } from '../../src/engine/kinds';
+import { OUTCOME_COMPLETED } from '../../src/engine/model/kinds';
 import { TimelineWriter } from '../../src/sim/timeline-writer';
 import { POREP, SNAP, START, WINPOST, at, rig } from './render-rig';
 

@@ -18,7 +18,7 @@
  *    every waiter; retry after a failure: a fresh assembler, normal completion;
  *  - PriorityWorkQueue::push (BTreeMap insert): a second item under key (0,0) replaces the first.
  */
-import { OUTCOME_COMPLETED, OUTCOME_FAILED } from '../../src/engine/kinds';
+import { OUTCOME_COMPLETED, OUTCOME_FAILED } from '../../src/engine/model/kinds';
 import { POREP, SNAP, WINPOST, WPOST, at, rig } from './render-rig';
 
 const PARTS = (r: ReturnType<typeof rig>, t: number, id: string) => r.snapshot(t).pipelines.find((p) => p.job_id === id)?.partitions.map((p) => p.state);

@@ -3,7 +3,7 @@
  * with the project's encoder), with in-memory surfaces: the TIMELINE text, the StatusTracker,
  * the JobTracker (GetStatus/GetMetrics/answers) and the ledger. Times are ms after START.
  */
-import { EVF_ABANDONED, EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_PARTITION, EventRecord, encodeEvents } from '../../src/engine/event-layout';
+import { EVF_ABANDONED, EV_GPU_LOCK, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_PARTITION, EventRecord, encodeEvents } from '../../src/engine/model/event-layout';
 import { JobAnswer, JobTracker } from '../../src/sim/job-tracker';
 import { cuzkMetricsText } from '../../src/sim/metrics-text';
 import { RendererOptions, UpstreamRenderer } from '../../src/sim/renderer';

@@ -14,7 +14,7 @@
  *    while GPU_PICKUP/GPU_START carry none; WinningPoSt: none anywhere;
  *  - status.rs: PoSt never registered (not in pipelines, workers never proving for it).
  */
-import { OUTCOME_COMPLETED } from '../../src/engine/kinds';
+import { OUTCOME_COMPLETED } from '../../src/engine/model/kinds';
 import { POREP, SNAP, WINPOST, WPOST, at, rig } from './render-rig';
 
 describe('partitioned success (split prove, the default)', () => {

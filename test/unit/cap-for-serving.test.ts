@@ -4,8 +4,8 @@
  * field over its cap is dropped from a copy, named by its path, and nothing else changes;
  * a "__proto__" key stays a plain field of the copy (never the copy's prototype).
  */
-import { BOUNDS, capForServing } from '../../src/engine/plausibility';
-import type { CuzkStatus } from '../../src/engine/status-schema';
+import { BOUNDS, capForServing } from '../../src/engine/sources/plausibility';
+import type { CuzkStatus } from '../../src/engine/sources/status-schema';
 
 const part = (i: number) => ({ index: i, state: 'gpu', synth_ms: 10, gpu_ms: null, worker_id: 1 });
 const snap = () =>

@@ -5,7 +5,7 @@
  * 20,000-character ids (the soak's `long_job_id`) grew the heap steadily when only 4,096
  * entries were.
  */
-import { StateModel } from '../../src/engine/state-model';
+import { StateModel } from '../../src/engine/model/state-model';
 import { ExemplarStore } from '../../src/exporter/exemplars';
 
 const H = 'cuzk_partition_gpu_duration_seconds';

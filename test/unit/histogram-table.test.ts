@@ -1,5 +1,5 @@
 /**
- * The model's typed-array histograms (src/engine/histogram-table.ts, model-histograms.ts,
+ * The model's typed-array histograms (src/engine/model/histogram-table.ts, model-histograms.ts,
  * exported by src/exporter/histograms.ts) against two independent implementations, on
  * random observation streams:
  *  - a naive reference written here (linear scans, plain arrays): buckets with inclusive
@@ -12,8 +12,8 @@
 import { ValueType, type Attributes } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, MeterProvider, MetricData, MetricReader } from '@opentelemetry/sdk-metrics';
 import fc from 'fast-check';
-import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, OUTCOME_COMPLETED } from '../../src/engine/kinds';
-import { StateModel, Topology } from '../../src/engine/state-model';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, OUTCOME_COMPLETED } from '../../src/engine/model/kinds';
+import { StateModel, Topology } from '../../src/engine/model/state-model';
 import { FastPrometheusSerializer } from '../../src/exporter/fast-serializer';
 import { BUCKETS, HISTOGRAM_FAMILIES, histogramMetrics } from '../../src/exporter/histograms';
 import { OpenMetricsSerializer } from '../../src/exporter/openmetrics';

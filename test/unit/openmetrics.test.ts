@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { StateModel } from '../../src/engine/state-model';
+import { StateModel } from '../../src/engine/model/state-model';
 import { ExemplarStore, EXEMPLAR_LABELSET_LIMIT, shortenId } from '../../src/exporter/exemplars';
 import { acceptsGzip, negotiateFormat } from '../../src/exporter/negotiate';
 import { canonicalNumber } from '../../src/exporter/openmetrics';

@@ -4,7 +4,7 @@
  * of everything added, for samples added in any order, and the age/count bounds hold.
  */
 import fc from 'fast-check';
-import { SampleHistory, WorkerSample } from '../../src/engine/attach/surface';
+import { SampleHistory, WorkerSample } from '../../src/engine/sources/attach/surface';
 
 const sample = fc.record({ endHr: fc.integer({ min: 0, max: 1000 }), busy: fc.boolean() });
 

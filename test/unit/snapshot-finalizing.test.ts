@@ -6,10 +6,10 @@
  * unknown and not guessed. A worker seen busy on a newer partition within the same stint
  * (split proving) continues that stint.
  */
-import { snapshotToEvents, viewFromStatus, type ViewMapping } from '../../src/engine/snapshot-sync';
-import { StateModel } from '../../src/engine/state-model';
-import type { CuzkPipeline, CuzkStatus, CuzkWorker } from '../../src/engine/status-schema';
-import { LIVE_FINALIZING, LIVE_GPU, LIVE_PARTITION_STATES, MM_IDLE_WITH_PARTITIONS } from '../../src/engine/kinds';
+import { snapshotToEvents, viewFromStatus, type ViewMapping } from '../../src/engine/sources/snapshot-sync';
+import { StateModel } from '../../src/engine/model/state-model';
+import type { CuzkPipeline, CuzkStatus, CuzkWorker } from '../../src/engine/sources/status-schema';
+import { LIVE_FINALIZING, LIVE_GPU, LIVE_PARTITION_STATES, MM_IDLE_WITH_PARTITIONS } from '../../src/engine/model/kinds';
 
 const SNAP = 1;
 const MS = 1e6;

@@ -1,7 +1,7 @@
 import { goldenSource, POREP, SNAP, WINNING, WPOST } from '../helpers/golden-script';
 import { ScriptedSource, ev, MS } from '../helpers/scripted-source';
-import { LIVE_FINALIZING, LIVE_GPU, LIVE_PARTITION_STATES, MM_IDLE_WITH_PARTITIONS, MM_OWNER_IDLE, MM_SURFACES_DISAGREE } from '../../src/engine/kinds';
-import { encodeEvents } from '../../src/engine/event-layout';
+import { LIVE_FINALIZING, LIVE_GPU, LIVE_PARTITION_STATES, MM_IDLE_WITH_PARTITIONS, MM_OWNER_IDLE, MM_SURFACES_DISAGREE } from '../../src/engine/model/kinds';
+import { encodeEvents } from '../../src/engine/model/event-layout';
 
 const live = (s: ScriptedSource, kind: number, state: number) => s.model.kLive[kind * LIVE_PARTITION_STATES + state];
 

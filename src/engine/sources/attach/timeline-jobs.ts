@@ -26,7 +26,7 @@ import {
   PART_SYNTHESIZING,
   PART_SYNTH_DONE,
   liveSlot,
-} from '../kinds';
+} from '../../model/kinds';
 
 /** Key of a monolithic job's one unit. */
 export const MONO = -1;

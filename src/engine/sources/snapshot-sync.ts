@@ -21,7 +21,7 @@ import {
   EV_SYNTH_ACTIVE,
   EV_WORKER,
   EventRecord,
-} from './event-layout';
+} from '../model/event-layout';
 import {
   KIND_SLOTS,
   OTHER_KIND_INDEX,
@@ -37,8 +37,8 @@ import {
   PART_SYNTHESIZING,
   PART_SYNTH_DONE,
   partitionStateIndex,
-} from './kinds';
-import type { StateModel } from './state-model';
+} from '../model/kinds';
+import type { StateModel } from '../model/state-model';
 import type { CuzkPipeline, CuzkStatus, CuzkWorker } from './status-schema';
 
 /** A snapshot normalised to model terms (slots, handles, state indexes). */

@@ -23,7 +23,7 @@
  *    counted. Nesting is bounded before any of it is parsed (MAX_JSON_DEPTH).
  */
 import type { CuzkStatus } from './status-schema';
-export { jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../util/strict-json';
+export { jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH } from '../../util/strict-json';
 
 /**
  * Objects and arrays a /status body may hold, counted before it is parsed: a real cuzk

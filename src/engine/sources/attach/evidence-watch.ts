@@ -18,7 +18,7 @@
  * While TIMELINE has no lines and gRPC is attached, workers come from gRPC (merge.ts).
  * A reason clears when its evidence comes back.
  */
-import { kindIndex } from '../kinds';
+import { kindIndex } from '../../model/kinds';
 import type { MergedAttachSource } from './merge';
 
 export const DEGRADED_REASONS: Readonly<Record<string, readonly string[]>> = {

@@ -1,4 +1,4 @@
-import type { StateModel } from './state-model';
+import type { StateModel } from '../model/state-model';
 
 /**
  * What the exporter reads from: the native engine in-process (`run`) or an attached cuzk

@@ -3,7 +3,7 @@
  * StateModel and exported by the exporter's MetricProducer like the counters
  * (src/exporter/histograms.ts). It is a ModelObserver: the exporter makes it the model's
  * observer, so the model's own records and an attach source's forwarded observations
- * (src/engine/attach/merge.ts) land here alike. Nothing on this path calls the
+ * (src/engine/sources/attach/merge.ts) land here alike. Nothing on this path calls the
  * OpenTelemetry SDK.
  *
  * Exemplars (OpenMetrics; src/exporter/exemplars.ts renders them): for the four duration

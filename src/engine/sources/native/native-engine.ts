@@ -20,14 +20,17 @@
  *
  * Proof completion is learned from JOB_DONE events too; the result is then fetched with a
  * non-blocking cuzk_await(timeout 0). So no worker thread ever blocks per proof.
+ *
+ * Past ~500 lines on purpose: one native handle's lifecycle (open, ingest loop, resync after a
+ * gap, awaits, close); every part shares the handle and the ingest state described above.
  */
 import { CTR, CuzkLib, ERR_BUF_SIZE, NativeError, RawProofResult, STATUS, check, errText, loadLibrary } from './abi';
-import { EVENT_SIZE, EV_JOB_DONE, EV_JOB_EVICTED, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from './event-layout';
-import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from './kinds';
-import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
-import { CounterTotals, StateModel, Topology } from './state-model';
-import type { MetricsSource, RunningTotals } from './source';
-import { CuzkStatus, validateStatus } from './status-schema';
+import { EVENT_SIZE, EV_JOB_DONE, EV_JOB_EVICTED, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from '../../model/event-layout';
+import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from '../../model/kinds';
+import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
+import { CounterTotals, StateModel, Topology } from '../../model/state-model';
+import type { MetricsSource, RunningTotals } from '../source';
+import { CuzkStatus, validateStatus } from '../status-schema';
 
 export const BATCH_EVENTS = 4096;
 /**

@@ -20,7 +20,7 @@
  * anything, so the convention ranks below what the daemon itself says, and every use of it
  * is counted (cuzk_exporter_kind_resolutions_total{evidence="request_id"}).
  */
-import { kindIndex } from '../kinds';
+import { kindIndex } from '../../model/kinds';
 
 export const KIND_EVIDENCE = ['timeline', 'status', 'grpc_status', 'request_id', 'partition_index', 'grpc_metrics', 'unresolved'] as const;
 export type KindEvidence = (typeof KIND_EVIDENCE)[number];

@@ -19,19 +19,22 @@
  * is counted by reason; the last good snapshot stays served with its age. A malformed part
  * of a snapshot (one pipeline, one worker, one section) is skipped and counted (bad_field):
  * what we knew about it is kept, not taken for gone.
+ *
+ * Past ~500 lines on purpose: one poll loop whose baselines, restart detection and counters
+ * must move together (the rules above); split, each rule would span files.
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
-import type { ErrorCounts } from './error-counts';
-import { EV_WORKER } from './event-layout';
-import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from './kinds';
-import { snapshotToEvents, viewFromStatus } from './snapshot-sync';
-import type { MetricsSource } from './source';
-import { GpuInfo, StateModel, Topology } from './state-model';
-import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from './plausibility';
-import { CuzkStatus, validateStatus } from './status-schema';
-import { StaleOptions, StaleStatus } from './attach/status-stale';
-import type { Logger } from '../util/logger';
+import type { ErrorCounts } from '../../model/error-counts';
+import { EV_WORKER } from '../../model/event-layout';
+import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
+import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
+import type { MetricsSource } from '../source';
+import { GpuInfo, StateModel, Topology } from '../../model/state-model';
+import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from '../plausibility';
+import { CuzkStatus, validateStatus } from '../status-schema';
+import { StaleOptions, StaleStatus } from './status-stale';
+import type { Logger } from '../../../util/logger';
 
 export interface AttachOptions {
   url: string;

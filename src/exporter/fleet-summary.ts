@@ -6,9 +6,9 @@
  * proof totals (proofs/min likewise), the mismatch and its reasons, the timeline command.
  * O(workers + kinds) per target; nothing here waits on a daemon.
  */
-import { KIND_LABELS, KIND_SLOTS } from '../engine/kinds';
-import type { FleetTarget, Fleet } from './fleet';
-import type { TargetsFileWatch } from './targets-watch';
+import { KIND_LABELS, KIND_SLOTS } from '../engine/model/kinds';
+import type { FleetTarget, Fleet } from '../engine/sources/fleet/fleet';
+import type { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
 
 export interface TargetSummary {
   name: string;

@@ -28,12 +28,16 @@
  * exactly what this exists to show. /status saying idle during a PoSt or a batch is not: cuzk's
  * status tracker sees partitioned jobs only (upstream status.rs call sites), so that is how a
  * healthy cuzk looks.
+ *
+ * Past ~500 lines on purpose: the choice of surface per area and the cross-check read the same
+ * per-surface state on every composition (the table above); one file keeps that table and its
+ * code side by side.
  */
-import type { ErrorCounts } from '../error-counts';
-import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../kinds';
+import type { ErrorCounts } from '../../model/error-counts';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PART_DONE, PART_FAILED, PART_FINALIZING, PARTITION_STATES, kindIndex } from '../../model/kinds';
 import type { MetricsSource } from '../source';
-import { GpuInfo, ModelObserver, StateModel, Topology } from '../state-model';
-import type { Logger } from '../../util/logger';
+import { GpuInfo, ModelObserver, StateModel, Topology } from '../../model/state-model';
+import type { Logger } from '../../../util/logger';
 import { GrpcSurface } from './grpc-surface';
 import { StatusSurface } from './status-surface';
 import { Surface, SurfaceName, ThrottledLog, hrNowNs } from './surface';

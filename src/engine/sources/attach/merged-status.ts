@@ -10,7 +10,7 @@
  * otherwise only those seen, at most MAX_PARTITIONS_LISTED per job; at most MAX_JOBS_LISTED
  * jobs, running ones first.
  */
-import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PARTITIONS, PARTITION_STATES, PART_DONE, PART_FINALIZING, PROOF_KINDS } from '../kinds';
+import { KIND_LABELS, KIND_SLOTS, OTHER_KIND_INDEX, PARTITIONS, PARTITION_STATES, PART_DONE, PART_FINALIZING, PROOF_KINDS } from '../../model/kinds';
 import { END_DONE, END_NONE, TimelineJobs, TlJob, TlUnit } from './timeline-jobs';
 import type { MergedAttachSource } from './merge';
 

@@ -12,9 +12,9 @@
  *   cuzk_fleet_targets_file_last_reload_success_timestamp_seconds
  *   cuzk_exporter_errors_total{reason}                               targets_file, unknown_target, web front
  */
-import { escapeString } from '../exporter/label-writer';
-import type { Fleet } from './fleet';
-import type { TargetsFileWatch } from './targets-watch';
+import { escapeString } from './label-writer';
+import type { Fleet } from '../engine/sources/fleet/fleet';
+import type { TargetsFileWatch } from '../engine/sources/fleet/targets-watch';
 
 type Labels = Record<string, string>;
 

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { NativeEngine, ProofResult } from './native-engine';
-import { PROOF_KINDS, ProofKind, isProofKind } from './kinds';
+import { PROOF_KINDS, ProofKind, isProofKind } from '../../model/kinds';
 
 export type Mix = Partial<Record<ProofKind, number>>;
 

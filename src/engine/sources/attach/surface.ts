@@ -4,7 +4,7 @@
  * small interface, the way node_exporter keeps one collector per file; merge.ts combines
  * them into the one StateModel the exporter reads.
  */
-import type { Fields, Logger } from '../../util/logger';
+import type { Fields, Logger } from '../../../util/logger';
 
 export type SurfaceName = 'status' | 'grpc' | 'timeline';
 /** Sorted: the order of the build_info `surfaces` label and of cuzk_surface_up series. */

@@ -14,6 +14,10 @@
  * Ownership is also tracked on its own, from hand-offs (EV_PARTITION into gpu with a
  * worker), so the mismatch check can be exact per worker where the source reports it
  * (mismatchReason / statusMismatch below).
+ *
+ * Past ~500 lines on purpose: one state machine over typed arrays: stint ownership, split-
+ * proving hand-offs and monotonic totals are invariants across every record type, and
+ * splitting the decoder would scatter them.
  */
 import { ErrorCounts } from './error-counts';
 import {

@@ -9,7 +9,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
-import { findPackageRoot } from '../util/package-root';
+import { findPackageRoot } from '../../../util/package-root';
 
 /**
  * v2: split proving (partition state finalizing = 6), event groups (EVF_GROUP_END; a drain

@@ -16,15 +16,17 @@
  *    worker already on its next partition can be shown idle: an idle here is never taken
  *    as a contradiction, and worker time from this surface is sampled.
  * Every call has a deadline; every failure is counted by reason and sets the surface down.
+ *
+ * Past ~500 lines on purpose: one surface's two polls (GetMetrics, GetStatus) and the
+ * counters, baselines and restart marks they share; the pure parsing and wire guard are in
+ * grpc-wire.ts.
  */
-import * as path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import type { ErrorCounts } from '../error-counts';
-import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../kinds';
-import { findPackageRoot } from '../../util/package-root';
-import type { Logger } from '../../util/logger';
+import type { ErrorCounts } from '../../model/error-counts';
+import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
+import type { Logger } from '../../../util/logger';
 import { BOUNDS, IdentityGuard, maxProofsIn } from '../plausibility';
+import { CuzkMetricsText, GRPC_LIMITS as LIMITS, StatusMsg, grpcDetail, guardedService, metricsKindIndex, parseCuzkMetrics, validateStatus } from './grpc-wire';
 import { SampleHistory, Surface, ThrottledLog, WorkerClaim, WorkerSample, hrNowNs, quoteName } from './surface';
 
 export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart', 'grpc_conflict'] as const;
@@ -41,8 +43,6 @@ export interface GrpcOptions {
   logger: Logger;
 }
 
-/** Bounds on untrusted answers. */
-const LIMITS = { workers: 4096, stringLength: 1024, metricLines: 20_000, kinds: 64 } as const;
 
 /** Checks a --cuzk.grpc-address value; returns the grpc-js target or throws a readable Error. */
 export function grpcTarget(address: string): string {
@@ -62,225 +62,6 @@ export function grpcTarget(address: string): string {
   return `${host}:${port}`;
 }
 
-let protoCache: grpc.GrpcObject | null = null;
-/** cuzk.v1 as grpc-js sees it, from the package's own proto file (works from an installed tarball). */
-export function loadCuzkProto(): grpc.GrpcObject {
-  if (protoCache) return protoCache;
-  const file = path.join(findPackageRoot(), 'proto', 'cuzk', 'v1', 'proving.proto');
-  const def = protoLoader.loadSync(file, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
-  protoCache = grpc.loadPackageDefinition(def);
-  return protoCache;
-}
-
-/**
- * How many times top-level field `field` (length-delimited) occurs in a protobuf message,
- * walking the bytes without decoding anything; stops past `limit`. Infinity if the bytes
- * are not a well-formed message (the decoder will say why).
- */
-export function countRepeatedField(b: Uint8Array, field: number, limit: number): number {
-  let i = 0;
-  let n = 0;
-  const len = b.length;
-  const varint = (): number => {
-    let v = 0;
-    let mul = 1;
-    for (let k = 0; k < 10; k++) {
-      if (i >= len) return -1;
-      const c = b[i++];
-      v += (c & 0x7f) * mul;
-      if (c < 0x80) return v;
-      mul *= 128;
-    }
-    return -1;
-  };
-  while (i < len) {
-    const tag = varint();
-    if (tag < 0) return Infinity;
-    const wire = tag % 8;
-    const no = Math.floor(tag / 8);
-    if (wire === 0) {
-      if (varint() < 0) return Infinity;
-    } else if (wire === 1) i += 8;
-    else if (wire === 5) i += 4;
-    else if (wire === 2) {
-      const l = varint();
-      if (l < 0 || i + l > len) return Infinity;
-      i += l;
-      if (no === field && ++n > limit) return n;
-    } else return Infinity;
-  }
-  return n;
-}
-
-/**
- * The service with GetStatus' answer bounded before it is decoded (issue 20): its `gpus`
- * entries are counted on the wire first, so 7.8 M empty GPUStatus messages (under the size
- * limit) are refused without allocating 7.8 M objects.
- */
-function guardedService(maxGpus: number): grpc.ServiceDefinition {
-  const base = provingEngineService();
-  const gs = base.GetStatus;
-  return {
-    ...base,
-    GetStatus: {
-      ...gs,
-      responseDeserialize: (buf: Buffer) => {
-        const n = countRepeatedField(buf, 1, maxGpus);
-        if (n > maxGpus) throw new Error(`parse refused: GetStatusResponse ${n === Infinity ? 'is not a protobuf message' : `has more than ${maxGpus} gpus entries`}`);
-        return gs.responseDeserialize(buf);
-      },
-    },
-  };
-}
-
-export function provingEngineService(): grpc.ServiceDefinition {
-  const v1 = (loadCuzkProto().cuzk as grpc.GrpcObject).v1 as grpc.GrpcObject;
-  return (v1.ProvingEngine as grpc.ServiceClientConstructor).service;
-}
-
-/** What GetMetrics' text says, parsed defensively. */
-export interface CuzkMetricsText {
-  uptimeSeconds: number | null;
-  totalCompleted: number | null;
-  totalFailed: number | null;
-  queueDepth: number | null;
-  runningJobs: number | null;
-  gpuWorkers: number | null;
-  /** Per kind name as cuzk spells it here (porep_c2...). */
-  completed: Map<string, number>;
-  failed: Map<string, number>;
-  /** Samples of known metrics that were unusable (bad value, too many kinds). */
-  bad: number;
-}
-
-const isCount = (v: number) => Number.isFinite(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER;
-
-/** Parses cuzk's GetMetrics text. Unknown metrics are skipped; never throws. */
-export function parseCuzkMetrics(text: string): CuzkMetricsText {
-  const out: CuzkMetricsText = {
-    uptimeSeconds: null,
-    totalCompleted: null,
-    totalFailed: null,
-    queueDepth: null,
-    runningJobs: null,
-    gpuWorkers: null,
-    completed: new Map(),
-    failed: new Map(),
-    bad: 0,
-  };
-  let p = 0;
-  let lines = 0;
-  const n = text.length;
-  while (p < n && lines < LIMITS.metricLines) {
-    let e = text.indexOf('\n', p);
-    if (e < 0) e = n;
-    lines++;
-    const c = text.charCodeAt(p);
-    if (c !== 35 /* # */ && e > p) parseSample(text, p, e, out);
-    p = e + 1;
-  }
-  return out;
-}
-
-function parseSample(s: string, a: number, b: number, out: CuzkMetricsText): void {
-  let i = a;
-  while (i < b && s.charCodeAt(i) !== 123 /* { */ && s.charCodeAt(i) !== 32) i++;
-  const name = s.slice(a, i);
-  let kind: string | null = null;
-  if (s.charCodeAt(i) === 123) {
-    const close = s.indexOf('}', i);
-    if (close < 0 || close > b) return void out.bad++;
-    const m = /^proof_kind="([^"\\]{1,64})"$/.exec(s.slice(i + 1, close));
-    kind = m ? m[1] : '';
-    i = close + 1;
-  }
-  // cuzk writes counts as plain decimal integers; anything else (an empty value, 0x10, 1e3,
-  // NaN) is not a count: Number('') would be 0 and Number('0x10') 16.
-  const text = s.slice(i, b).trim().split(/\s+/)[0];
-  const value = /^\d{1,16}$/.test(text) ? Number(text) : NaN;
-  const known = (k: string) => name === k;
-  const scalar = (key: Exclude<keyof CuzkMetricsText, 'completed' | 'failed' | 'bad'>) => {
-    if (kind !== null || !isCount(value)) return void out.bad++;
-    out[key] = value;
-  };
-  if (known('cuzk_proofs_completed_total')) scalar('totalCompleted');
-  else if (known('cuzk_proofs_failed_total')) scalar('totalFailed');
-  else if (known('cuzk_uptime_seconds')) scalar('uptimeSeconds');
-  else if (known('cuzk_queue_depth')) scalar('queueDepth');
-  else if (known('cuzk_running_jobs')) scalar('runningJobs');
-  else if (known('cuzk_gpu_workers')) scalar('gpuWorkers');
-  else if (known('cuzk_proofs_completed') || known('cuzk_proofs_failed')) {
-    const map = name === 'cuzk_proofs_completed' ? out.completed : out.failed;
-    if (!kind || !isCount(value) || (!map.has(kind) && map.size >= LIMITS.kinds)) return void out.bad++;
-    map.set(kind, value);
-  }
-}
-
-/** cuzk's GetMetrics kind spelling (porep_c2) to our slot; -1 if unknown. */
-export function metricsKindIndex(name: string): number {
-  return kindIndex(name.replace(/_/g, '-'));
-}
-
-interface GpuStatusMsg {
-  ordinal: number;
-  name: string;
-  current_job_id: string;
-  current_proof_kind: string;
-}
-
-interface StatusMsg {
-  gpus: GpuStatusMsg[];
-  queues: { proof_kind: string; pending: number; in_progress: number }[];
-  uptimeSeconds: number;
-  totalCompleted: number;
-  totalFailed: number;
-}
-
-/**
- * grpc-js's text for a failed connection, without its wrappers: "No connection established.
- * Last error: Error: connect ENOENT /run/cuzk.sock. Resolution note: " becomes "connect ENOENT
- * /run/cuzk.sock"; a resolution note with content is kept in brackets.
- */
-export function grpcDetail(d: string): string {
-  return d
-    .replace(/^No connection established\. Last error: (?:Error: )?/, '')
-    .replace(/\.?\s*Resolution note:\s*$/, '')
-    .replace(/\.\s*Resolution note:\s*(.+)$/, ' (resolution: $1)');
-}
-
-/** Validates a GetStatusResponse as proto-loader decoded it (longs as strings). */
-function validateStatus(m: unknown): StatusMsg | string {
-  if (typeof m !== 'object' || m === null) return 'not a message';
-  const r = m as Record<string, unknown>;
-  const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,16}$/.test(v) ? Number(v) : NaN);
-  const str = (v: unknown): string | null => (typeof v === 'string' && v.length <= LIMITS.stringLength ? v : null);
-  if (!Array.isArray(r.gpus) || r.gpus.length > LIMITS.workers) return `gpus: not a list of at most ${LIMITS.workers} workers`;
-  const gpus: GpuStatusMsg[] = [];
-  for (let i = 0; i < r.gpus.length; i++) {
-    const g = r.gpus[i] as Record<string, unknown>;
-    const ordinal = num(g?.ordinal);
-    const name = str(g?.name);
-    const job = str(g?.current_job_id);
-    const kind = str(g?.current_proof_kind);
-    if (!isCount(ordinal) || ordinal >= LIMITS.workers || name === null || job === null || kind === null) return `gpus[${i}]: malformed or over-long field`;
-    gpus.push({ ordinal, name, current_job_id: job, current_proof_kind: kind });
-  }
-  const queues: StatusMsg['queues'] = [];
-  if (Array.isArray(r.queues)) {
-    for (const q of r.queues.slice(0, LIMITS.kinds) as Record<string, unknown>[]) {
-      const kind = str(q?.proof_kind);
-      const pending = num(q?.pending);
-      const inProgress = num(q?.in_progress);
-      if (kind === null || !isCount(pending) || !isCount(inProgress)) return 'queues: malformed entry';
-      queues.push({ proof_kind: kind, pending, in_progress: inProgress });
-    }
-  }
-  const uptimeSeconds = num(r.uptime_seconds);
-  const totalCompleted = num(r.total_proofs_completed);
-  const totalFailed = num(r.total_proofs_failed);
-  if (!isCount(uptimeSeconds) || !isCount(totalCompleted) || !isCount(totalFailed)) return 'uptime/total counters: not counts';
-  return { gpus, queues, uptimeSeconds, totalCompleted, totalFailed };
-}
 
 const KIND_CACHE_MAX = 10_000;
 

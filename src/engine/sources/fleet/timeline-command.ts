@@ -14,7 +14,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
-import type { Logger } from '../util/logger';
+import type { Logger } from '../../../util/logger';
 
 export interface TimelineCommandOptions {
   argv: string[];

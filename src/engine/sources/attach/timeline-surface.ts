@@ -18,11 +18,15 @@
  *  - torn lines (timeline-scan.ts): a tracing line inside a TIMELINE line is cut out;
  *  - history: lines read by the start-up catch-up rebuild state only, never count.
  * A sweep every second (not only when a line arrives) ends what timed out.
+ *
+ * Past ~500 lines on purpose: the clock, jobs, workers, parser, follower, scan and kinds are
+ * already their own files; what is left is the one line-dispatch state machine that ties them
+ * together.
  */
-import { KIND_SLOTS, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE, kindIndex } from '../kinds';
-import type { ErrorCounts } from '../error-counts';
+import { KIND_SLOTS, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE, kindIndex } from '../../model/kinds';
+import type { ErrorCounts } from '../../model/error-counts';
 import { BOUNDS } from '../plausibility';
-import type { Logger } from '../../util/logger';
+import type { Logger } from '../../../util/logger';
 import { KindEvidence, KindResolutions, kindFromRequestId } from './kind-evidence';
 import { FollowerSink, LogFollower } from './timeline-follower';
 import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, newRecord, parseTimeline } from './timeline-parser';

@@ -6,7 +6,7 @@
  * cuzk_fleet_targets_file_last_reload_successful 0 until a good one is loaded.
  */
 import * as fs from 'node:fs';
-import type { Logger } from '../util/logger';
+import type { Logger } from '../../../util/logger';
 import type { ApplyResult, Fleet } from './fleet';
 import { loadTargetsFile } from './targets-file';
 

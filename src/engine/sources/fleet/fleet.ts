@@ -8,15 +8,23 @@
  * apply() moves the running set to a new list of targets: targets gone are stopped, new
  * ones started, targets whose surfaces changed restarted (their counters start again, as a
  * restarted exporter's would), targets whose labels alone changed keep running.
+ *
+ * The exporter side of a target (its Telemetry) is made by the caller (`exporterFor`,
+ * src/exporter/fleet-server.ts telemetryPerTarget): data flows source -> model -> exporter,
+ * so the sources never import the exporter; the fleet only ties the two lifetimes together.
  */
-import { MergedAttachSource } from '../engine/attach/merge';
-import { ErrorCounts } from '../engine/error-counts';
-import { Telemetry } from '../exporter/telemetry';
-import type { Fields, Logger } from '../util/logger';
+import { MergedAttachSource } from '../attach/merge';
+import { ErrorCounts } from '../../model/error-counts';
+import type { Fields, Logger } from '../../../util/logger';
 import { sameSurfaces, TargetSpec } from './targets-file';
 import { TimelineCommand } from './timeline-command';
 
-export interface FleetOptions {
+/** What the exporter makes of one target's source: started with the target, shut down with it. */
+export interface TargetExporter {
+  shutdown(): Promise<void>;
+}
+
+export interface FleetOptions<E extends TargetExporter = TargetExporter> {
   pollIntervalMs: number;
   grpcStatusIntervalMs: number;
   timeoutMs: number;
@@ -24,7 +32,8 @@ export interface FleetOptions {
   /** How often each target's TIMELINE file is looked at (default 100 ms). */
   timelinePollMs?: number;
   logger: Logger;
-  version: string;
+  /** The exporter side of each target (its Telemetry), made once the target's source exists. */
+  exporterFor(source: MergedAttachSource, logger: Logger): E;
   /** Timeline command back-off (tests shorten it). */
   commandBackoff?: { minMs?: number; maxMs?: number; stableMs?: number };
 }
@@ -45,17 +54,17 @@ export const MISMATCH_LOOK_MS = 1000;
 /** Error reason of a target's timeline command exiting or failing to start. */
 export const TIMELINE_COMMAND_ERROR = 'timeline_command';
 
-export class FleetTarget {
+export class FleetTarget<E extends TargetExporter = TargetExporter> {
   readonly name: string;
   labels: Record<string, string>;
   readonly source: MergedAttachSource;
-  readonly telemetry: Telemetry;
+  readonly telemetry: E;
   readonly command: TimelineCommand | null;
   private readonly log: Logger;
 
   constructor(
     readonly spec: TargetSpec,
-    opts: FleetOptions,
+    opts: FleetOptions<E>,
   ) {
     this.name = spec.name;
     this.labels = spec.labels;
@@ -87,9 +96,8 @@ export class FleetTarget {
       logger: this.log,
     });
     if (this.command) this.source.model.errors.declare(TIMELINE_COMMAND_ERROR);
-    // The fleet's logger, not the target's: OpenTelemetry's diagnostics go to the first
-    // Telemetry's logger for the whole process.
-    this.telemetry = new Telemetry(this.source, { version: opts.version, logger: opts.logger });
+    // The fleet's logger, not the target's (see telemetryPerTarget).
+    this.telemetry = opts.exporterFor(this.source, opts.logger);
   }
 
   /** Monotonic ms when the target was last seen contradicting itself (0: never). */
@@ -144,20 +152,20 @@ export interface ApplyResult {
   relabelled: string[];
 }
 
-export class Fleet {
+export class Fleet<E extends TargetExporter = TargetExporter> {
   /** The fleet's own errors (targets file, unknown targets, web front): its /metrics. */
   readonly errors = new ErrorCounts();
-  private readonly byName = new Map<string, FleetTarget>();
-  private sorted: FleetTarget[] = [];
+  private readonly byName = new Map<string, FleetTarget<E>>();
+  private sorted: FleetTarget<E>[] = [];
 
-  constructor(private readonly opts: FleetOptions) {}
+  constructor(private readonly opts: FleetOptions<E>) {}
 
-  get(name: string): FleetTarget | undefined {
+  get(name: string): FleetTarget<E> | undefined {
     return this.byName.get(name);
   }
 
   /** Every target, sorted by name. */
-  list(): readonly FleetTarget[] {
+  list(): readonly FleetTarget<E>[] {
     return this.sorted;
   }
 

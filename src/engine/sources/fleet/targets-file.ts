@@ -21,8 +21,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
-import { grpcTarget } from '../engine/attach/grpc-surface';
-import { yamlErrorLine } from '../util/yaml-error';
+import { grpcTarget } from '../attach/grpc-surface';
+import { yamlErrorLine } from '../../../util/yaml-error';
 
 export interface TargetSpec {
   name: string;

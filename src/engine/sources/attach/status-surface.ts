@@ -1,7 +1,7 @@
 /**
  * The HTTP `/status` surface (DESIGN §7a): cuzk's optional `status_listen` JSON snapshot,
  * polled. The polling, validation and snapshot-to-model logic is AttachSource
- * (../attach-source.ts, the original single-surface attach); this wraps it as one surface
+ * (attach-source.ts, the original single-surface attach); this wraps it as one surface
  * of the merge and adds what the merge needs from it: per-worker claims for the cross-check
  * and the proof kind of each job it has seen (for TIMELINE's kind-less partitioned jobs).
  *
@@ -9,10 +9,10 @@
  * WindowPoSt and WinningPoSt never appear, never mark a worker proving, and are not in its
  * counters.
  */
-import { AttachSource } from '../attach-source';
-import type { ErrorCounts } from '../error-counts';
-import { OTHER_KIND_INDEX, kindIndex } from '../kinds';
-import type { Logger } from '../../util/logger';
+import { AttachSource } from './attach-source';
+import type { ErrorCounts } from '../../model/error-counts';
+import { OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
+import type { Logger } from '../../../util/logger';
 import { SampleHistory, Surface, WorkerClaim, WorkerSample, hrNowNs } from './surface';
 
 export interface StatusSurfaceOptions {
