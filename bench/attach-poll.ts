@@ -683,6 +683,25 @@ export function benchTimelineRate(lines: number): TimelineRateResult {
     pieces.push(text.slice(p, e + 1));
     p = e + 1;
   }
+  // Each piece arrives when its last line was written (its offset after the first line's):
+  // fed all at one instant, lines claiming to be ahead of real time are refused as a
+  // hostile clock would be (timeline-clock.ts), and only the first 30 s would apply.
+  const arrivalMs: number[] = [];
+  {
+    const r = newRecord();
+    for (const piece of pieces) {
+      let last = arrivalMs.length ? arrivalMs[arrivalMs.length - 1] : 0;
+      for (let e = piece.length - 1, b; e > 0; e = b) {
+        b = piece.lastIndexOf('\n', e - 1);
+        const m = piece.indexOf('TIMELINE,', b + 1);
+        if (m >= 0 && m < e && parseTimeline(piece, m, e, r) === null) {
+          last = r.offsetMs;
+          break;
+        }
+      }
+      arrivalMs.push(last);
+    }
+  }
   const split = text.split('\n');
   const parseRates: number[] = [];
   const applyRates: number[] = [];
@@ -699,9 +718,9 @@ export function benchTimelineRate(lines: number): TimelineRateResult {
     if (ok < lines * 0.9) throw new Error(`only ${ok} of ${lines} lines parsed`);
     parseRates.push(lines / (parseMs / 1000));
     const surface = new TimelineSurface({ path: '/nonexistent/bench.log', errors: new ErrorCounts(), logger: silentLogger });
-    const hr = Number(process.hrtime.bigint());
+    const hr0 = Number(process.hrtime.bigint());
     const c1 = process.cpuUsage();
-    for (const piece of pieces) surface.lines(piece, false, hr);
+    for (let i = 0; i < pieces.length; i++) surface.lines(pieces[i], false, hr0 + arrivalMs[i] * 1e6);
     const applyMs = cpuMs(process.cpuUsage(c1));
     if (surface.eventsTotal < lines * 0.9) throw new Error(`only ${surface.eventsTotal} of ${lines} lines applied`);
     applyRates.push(lines / (applyMs / 1000));
