@@ -149,8 +149,8 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
   results.fleet = await step('fleet', () =>
     benchFleet(
       quick
-        ? { sizes: [2, 4, 8], variants: [{ targets: 4, status: true }, { targets: 4, pollInterval: '5s' }], warmupMs: 3000, windowMs: 6000, scrapeIntervalMs: 2000, log: progress }
-        : { sizes: [10, 20, 50, 100], variants: [{ targets: 100, status: true }, { targets: 100, pollInterval: '5s' }], warmupMs: 20_000, windowMs: 60_000, scrapeIntervalMs: 15_000, log: progress },
+        ? { sizes: [2, 4, 8], variants: [{ targets: 4, status: true }, { targets: 4, pollInterval: '1s', grpcStatusInterval: '5s', timelinePollInterval: '100ms' }], warmupMs: 3000, windowMs: 6000, scrapeIntervalMs: 2000, log: progress }
+        : { sizes: [10, 20, 50, 100], variants: [{ targets: 100, status: true }, { targets: 100, pollInterval: '1s', grpcStatusInterval: '5s', timelinePollInterval: '100ms' }], warmupMs: 20_000, windowMs: 60_000, scrapeIntervalMs: 15_000, log: progress },
     ),
   );
 
