@@ -10,4 +10,6 @@ module.exports = async function globalSetup() {
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
   // The status pages' browser modules (their own tsconfig: ES modules for the browser).
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'src', 'exporter', 'page', 'ui', 'tsconfig.json')], { stdio: 'inherit' });
+  // The bin (npx cuzk-exporter in a checkout): tsc writes a new file without the exec bit.
+  require('node:fs').chmodSync(path.join(root, 'dist', 'src', 'cli', 'main.js'), 0o755);
 };
