@@ -112,7 +112,14 @@ d(`fleet: simulated provers → fleet exporter → Prometheus → VictoriaMetric
       ['box-4', 'r2'],
     ]);
     // The fleet exporter's own health, scraped as its own job.
-    expect((await s.prometheus.query('cuzk_fleet_targets{job="cuzk-fleet-exporter"}'))[0]?.value[1]).toBe('4');
+    // Its own scrape has its own offset: waited for, not assumed done with the provers'
+    // (CI run B, beside stress-ng, queried it before its first scrape).
+    const own = await waitFor(
+      "the fleet exporter's own scrape",
+      async () => (await s.prometheus.query('cuzk_fleet_targets{job="cuzk-fleet-exporter"}'))[0]?.value[1],
+      60_000,
+    );
+    expect(own).toBe('4');
 
     // Through remote_write, VictoriaMetrics has the raw series and the fleet recording rules.
     const vm = s.victoria;
