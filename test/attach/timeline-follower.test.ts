@@ -232,3 +232,37 @@ test('stop() while a look is reading waits for the read, then closes the file', 
   await f.stop();
   expect(openOnFile()).toBe(0);
 });
+
+test('a shared timer drives the looks (a fleet): each tick reads what was appended, small backlogs in the tick\'s own turn; stopped, it leaves the timer', async () => {
+  const ticks = new Set<() => void>();
+  const periods: number[] = [];
+  const every = (ms: number, fn: () => void) => {
+    periods.push(ms);
+    ticks.add(fn);
+    return () => void ticks.delete(fn);
+  };
+  const { f, sink, file } = follower({ every, pollMs: 500 });
+  fs.writeFileSync(file, '');
+  f.start();
+  expect(periods).toEqual([500]);
+  await f.tick(); // the look start() began, done
+  const tickAll = () => [...ticks].forEach((fn) => fn());
+  const lines = Array.from({ length: 50 }, (_, i) => `TIMELINE,${i},GPU_START,job-${i},partition=0,worker=1`);
+  fs.appendFileSync(file, lines.slice(0, 25).map((l) => `${l}\n`).join(''));
+  // A backlog of a few KiB is read synchronously: the look is done once the tick's
+  // microtasks have run, with no thread-pool round trip to wait for.
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  tickAll();
+  await turn();
+  expect(sink.live).toEqual(lines.slice(0, 25));
+  fs.appendFileSync(file, lines.slice(25).map((l) => `${l}\n`).join(''));
+  tickAll();
+  await turn();
+  expect(sink.live).toEqual(lines);
+  await f.stop();
+  expect(ticks.size).toBe(0);
+  fs.appendFileSync(file, 'after the stop\n');
+  tickAll();
+  await turn();
+  expect(sink.live).toEqual(lines);
+});

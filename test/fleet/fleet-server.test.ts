@@ -292,3 +292,12 @@ test('a timeline command: its output is the target\'s log, each exit counted on 
   await until('prover-t removed, its command ended', () => (fleet.get('prover-t') === undefined && !t.command!.running ? true : undefined));
   expect(() => process.kill(pid2!, 0)).toThrow(); // the running command was ended with its target
 });
+
+test('every target looks and sweeps on the fleet\'s shared timers: one interval per period, not one per target', () => {
+  const timers = (fleet as unknown as { timers: { periods: number[]; groups: Map<number, { fns: Set<unknown> }> } }).timers;
+  expect(fleet.size).toBeGreaterThan(0);
+  expect(timers.periods).toContain(1000);
+  // Per target the fleet page's look each second, and the TIMELINE sweep where it has a log.
+  const withLog = fleet.list().filter((t) => t.source.timeline !== null).length;
+  expect(timers.groups.get(1000)!.fns.size).toBe(fleet.size + withLog);
+});

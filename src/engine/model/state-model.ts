@@ -236,8 +236,6 @@ export class StateModel {
   /** Replaces the topology; workers/GPUs that persist (same id) keep their totals. */
   setTopology(next: Topology, nowNs: number): void {
     const prev = this.topology;
-    const prevWorkerSlot = new Map(prev.workers.map((w, i) => [w.id, i]));
-    const prevGpuSlot = new Map(prev.gpus.map((g, i) => [g.ordinal, i]));
     const same =
       prev.lockEvents === next.lockEvents &&
       prev.workers.length === next.workers.length &&
@@ -250,8 +248,11 @@ export class StateModel {
           prev.gpus[i].uuid === g.uuid &&
           prev.gpus[i].pciBusId === g.pciBusId,
       );
+    // Called on every compose (a fleet: 100 targets a second): nothing is built until it differs.
     if (same) return;
 
+    const prevWorkerSlot = new Map(prev.workers.map((w, i) => [w.id, i]));
+    const prevGpuSlot = new Map(prev.gpus.map((g, i) => [g.ordinal, i]));
     const nw = next.workers.length;
     const ng = next.gpus.length;
     const wBusy = new Uint8Array(nw);

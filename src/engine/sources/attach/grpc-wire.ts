@@ -133,6 +133,17 @@ export function parseCuzkMetrics(text: string): CuzkMetricsText {
   return out;
 }
 
+/** Whitespace (not the line's end), then a token: sticky, run from the position after the labels. */
+const VALUE_TOKEN = /[^\S\n]*(\S*)/y;
+const SCALARS = new Map<string, Exclude<keyof CuzkMetricsText, 'completed' | 'failed' | 'bad'>>([
+  ['cuzk_proofs_completed_total', 'totalCompleted'],
+  ['cuzk_proofs_failed_total', 'totalFailed'],
+  ['cuzk_uptime_seconds', 'uptimeSeconds'],
+  ['cuzk_queue_depth', 'queueDepth'],
+  ['cuzk_running_jobs', 'runningJobs'],
+  ['cuzk_gpu_workers', 'gpuWorkers'],
+]);
+
 function parseSample(s: string, a: number, b: number, out: CuzkMetricsText): void {
   let i = a;
   while (i < b && s.charCodeAt(i) !== 123 /* { */ && s.charCodeAt(i) !== 32) i++;
@@ -147,20 +158,17 @@ function parseSample(s: string, a: number, b: number, out: CuzkMetricsText): voi
   }
   // cuzk writes counts as plain decimal integers; anything else (an empty value, 0x10, 1e3,
   // NaN) is not a count: Number('') would be 0 and Number('0x10') 16.
-  const text = s.slice(i, b).trim().split(/\s+/)[0];
+  // The first whitespace-separated token of the rest of the line (no split: this runs for
+  // every sample of every poll of every target).
+  VALUE_TOKEN.lastIndex = i;
+  const t = VALUE_TOKEN.exec(s);
+  const text = t && t.index + t[0].length <= b ? t[1] : '';
   const value = /^\d{1,16}$/.test(text) ? Number(text) : NaN;
-  const known = (k: string) => name === k;
-  const scalar = (key: Exclude<keyof CuzkMetricsText, 'completed' | 'failed' | 'bad'>) => {
+  const key = SCALARS.get(name);
+  if (key !== undefined) {
     if (kind !== null || !isCount(value)) return void out.bad++;
     out[key] = value;
-  };
-  if (known('cuzk_proofs_completed_total')) scalar('totalCompleted');
-  else if (known('cuzk_proofs_failed_total')) scalar('totalFailed');
-  else if (known('cuzk_uptime_seconds')) scalar('uptimeSeconds');
-  else if (known('cuzk_queue_depth')) scalar('queueDepth');
-  else if (known('cuzk_running_jobs')) scalar('runningJobs');
-  else if (known('cuzk_gpu_workers')) scalar('gpuWorkers');
-  else if (known('cuzk_proofs_completed') || known('cuzk_proofs_failed')) {
+  } else if (name === 'cuzk_proofs_completed' || name === 'cuzk_proofs_failed') {
     const map = name === 'cuzk_proofs_completed' ? out.completed : out.failed;
     if (!kind || !isCount(value) || (!map.has(kind) && map.size >= GRPC_LIMITS.kinds)) return void out.bad++;
     map.set(kind, value);

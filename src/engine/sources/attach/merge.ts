@@ -261,8 +261,19 @@ export class MergedAttachSource implements MetricsSource {
     this.crossCheck();
   }
 
+  /** What composeTopology read last time (unchanged: nothing to compose). */
+  private topologyInputs: [number, number[] | null, number, number, number] = [-1, null, -1, -1, -1];
+
   private composeTopology(): void {
     const m = this.model;
+    // Composed a hundred times a second in a fleet (fleet.ts looks at each target every
+    // second); its inputs change when a surface reports another topology.
+    const inputs = this.topologyInputs;
+    const stVersion = this.status?.model.topologyVersion ?? -1;
+    const grpcWorkers = this.grpc?.workerGpu ?? null;
+    const grpcNames = this.grpc?.gpuNames.size ?? -1;
+    const tlWorkers = this.timeline?.workerCount ?? -1;
+    if (inputs[0] === stVersion && inputs[1] === grpcWorkers && inputs[2] === grpcNames && inputs[3] === tlWorkers && inputs[4] === m.topologyVersion) return;
     let workers: { id: number; gpu: number }[] = [];
     const st = this.status?.model;
     if (st && st.topology.workers.length > 0) workers = st.topology.workers.map((w) => ({ id: w.id, gpu: w.gpu }));
@@ -299,6 +310,7 @@ export class MergedAttachSource implements MetricsSource {
       this.statusTopoVersion = st.topologyVersion;
       this.statusSlotById = new Map(st.topology.workers.map((w, i) => [w.id, i]));
     }
+    this.topologyInputs = [stVersion, grpcWorkers, grpcNames, tlWorkers, m.topologyVersion];
   }
 
   /**

@@ -29,6 +29,7 @@ import { BOUNDS } from '../plausibility';
 import type { Logger } from '../../../util/logger';
 import { KindEvidence, KindResolutions, kindFromRequestId } from './kind-evidence';
 import { FollowerSink, LogFollower } from './timeline-follower';
+import { ownTimers, type Every } from '../timers';
 import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, newRecord, parseTimeline } from './timeline-parser';
 import { TimelineClock, DEFAULT_MAX_LEAD_MS } from './timeline-clock';
 import {
@@ -93,6 +94,8 @@ export interface TimelineOptions {
   maxClockLeadMs?: number;
   /** The sweep's period (default 1 s; 0: no timer, tests call sweep()). */
   sweepMs?: number;
+  /** Periodic timers for the look and the sweep (default: its own; a fleet shares them). */
+  every?: Every;
 }
 
 /** A job whose units have all ended and that saw no line for this long is forgotten. */
@@ -134,7 +137,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   private readonly confirmNs: number;
   private readonly fixedGpuTimeoutNs: number;
   private readonly unresolvedNs: number;
-  private sweepTimer: NodeJS.Timeout | null = null;
+  private stopSweep: (() => void) | null = null;
   private lastSweepMs = 0;
 
   /** Resolves a job id to a kind from the other surfaces (set by the merge). */
@@ -166,7 +169,7 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.unresolvedNs = (opts.unresolvedMs ?? 60_000) * 1e6;
     this.log = new ThrottledLog(opts.logger, { surface: 'timeline', source: this.target });
     this.follower = new LogFollower(
-      { path: opts.path, pollMs: opts.pollMs ?? 100, maxLineBytes: this.maxLineBytes, catchUpBytes: opts.catchUpBytes ?? 8 * 1024 * 1024, stdin: opts.stdin },
+      { path: opts.path, pollMs: opts.pollMs ?? 100, maxLineBytes: this.maxLineBytes, catchUpBytes: opts.catchUpBytes ?? 8 * 1024 * 1024, stdin: opts.stdin, every: opts.every },
       this,
     );
     this.clock = new TimelineClock(() => this.follower.isStdin, hrNowNs, opts.maxClockLeadMs ?? DEFAULT_MAX_LEAD_MS);
@@ -197,16 +200,13 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   start(): void {
     this.follower.start();
-    const every = this.opts.sweepMs ?? 1000;
-    if (every > 0) {
-      this.sweepTimer = setInterval(() => this.sweep(), every);
-      this.sweepTimer.unref();
-    }
+    const period = this.opts.sweepMs ?? 1000;
+    if (period > 0) this.stopSweep = (this.opts.every ?? ownTimers)(period, () => this.sweep(), { unref: true });
   }
 
   async stop(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    this.sweepTimer = null;
+    this.stopSweep?.();
+    this.stopSweep = null;
     await this.follower.stop();
   }
 
@@ -762,6 +762,11 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   workerIds(): number[] {
     return this.workers.ids();
+  }
+
+  /** How many workers workerIds() lists (cheap: no array). */
+  get workerCount(): number {
+    return this.workers.seenCount;
   }
 
   jobById(id: string): TlJob | undefined {

@@ -73,8 +73,12 @@ export class TimelineWorkers {
     }
   }
 
+  /** Workers seen so far (a change of topology when it grows). */
+  seenCount = 0;
+
   touch(w: number): void {
     if (w >= this.seen.length) this.grow(w);
+    if (this.seen[w] === 0) this.seenCount++;
     this.seen[w] = 1;
   }
 

@@ -1,9 +1,11 @@
 /**
  * The fleet: one attached cuzk daemon per target of the targets file (targets-file.ts), each
  * its own MergedAttachSource and Telemetry, exactly as `cuzk-exporter attach` runs one:
- * separate state, counters, histograms, polls and timers, so one target failing, slow or
- * hostile never disturbs another (a scrape of one never waits on another's daemon: polls run
- * on their own and a collection reads only its own model).
+ * separate state, counters, histograms and polls, so one target failing, slow or hostile
+ * never disturbs another (a scrape of one never waits on another's daemon: polls run on their
+ * own and a collection reads only its own model). Only the periodic looks (log, sweep, fleet
+ * page) share one timer per period (../timers.ts): each callback is short and bounded, and
+ * they ran on the same event loop anyway.
  *
  * apply() moves the running set to a new list of targets: targets gone are stopped, new
  * ones started, targets whose surfaces changed restarted (their counters start again, as a
@@ -18,6 +20,7 @@ import { ErrorCounts } from '../../model/error-counts';
 import type { Fields, Logger } from '../../../util/logger';
 import { sameSurfaces, TargetSpec } from './targets-file';
 import { TimelineCommand } from './timeline-command';
+import { ownTimers, SharedTimers, type Every } from '../timers';
 
 /** What the exporter makes of one target's source: started with the target, shut down with it. */
 export interface TargetExporter {
@@ -36,6 +39,8 @@ export interface FleetOptions<E extends TargetExporter = TargetExporter> {
   exporterFor(source: MergedAttachSource, logger: Logger): E;
   /** Timeline command back-off (tests shorten it). */
   commandBackoff?: { minMs?: number; maxMs?: number; stableMs?: number };
+  /** Periodic timers (the Fleet passes its shared ones: timers.ts). */
+  every?: Every;
 }
 
 /** A logger that adds `fields` to every line. */
@@ -68,6 +73,7 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
   ) {
     this.name = spec.name;
     this.labels = spec.labels;
+    this.every = opts.every ?? ownTimers;
     this.log = withFields(opts.logger, { target: spec.name });
     this.command = spec.timelineCommand
       ? new TimelineCommand({
@@ -87,6 +93,7 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
       timelineFile: this.command ? '-' : spec.timelineFile,
       timeline: {
         ...(opts.timelinePollMs !== undefined ? { pollMs: opts.timelinePollMs } : {}),
+        ...(opts.every ? { every: opts.every } : {}),
         ...(this.command ? { stdin: this.command.stream, label: `command ${spec.timelineCommand!.join(' ')}` } : {}),
       },
       pollIntervalMs: opts.pollIntervalMs,
@@ -102,7 +109,8 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
 
   /** Monotonic ms when the target was last seen contradicting itself (0: never). */
   mismatchSeenAt = 0;
-  private watch: NodeJS.Timeout | null = null;
+  private readonly every: Every;
+  private stopWatch: (() => void) | null = null;
 
   start(): void {
     this.source.start();
@@ -110,8 +118,7 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
     // A clobbered worker reads idle from one partition's end to its next pickup, often under
     // a second: looked at every second (O(workers)), so the fleet page can hold what a 2 s
     // poll would miss, as the key alert holds one sample for its window.
-    this.watch = setInterval(() => this.look(), MISMATCH_LOOK_MS);
-    this.watch.unref();
+    this.stopWatch = this.every(MISMATCH_LOOK_MS, () => this.look(), { unref: true });
   }
 
   /** Composes the model now and notes a mismatch. */
@@ -126,8 +133,8 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
   }
 
   async stop(): Promise<void> {
-    if (this.watch) clearInterval(this.watch);
-    this.watch = null;
+    this.stopWatch?.();
+    this.stopWatch = null;
     await this.source.stop();
     await this.command?.stop();
     await this.telemetry.shutdown();
@@ -158,7 +165,13 @@ export class Fleet<E extends TargetExporter = TargetExporter> {
   private readonly byName = new Map<string, FleetTarget<E>>();
   private sorted: FleetTarget<E>[] = [];
 
-  constructor(private readonly opts: FleetOptions<E>) {}
+  /** One timer per period for every target's looks and sweeps (timers.ts says why). */
+  private readonly timers = new SharedTimers();
+  private readonly opts: FleetOptions<E>;
+
+  constructor(opts: FleetOptions<E>) {
+    this.opts = { ...opts, every: opts.every ?? this.timers.every };
+  }
 
   get(name: string): FleetTarget<E> | undefined {
     return this.byName.get(name);
@@ -211,5 +224,6 @@ export class Fleet<E extends TargetExporter = TargetExporter> {
     this.byName.clear();
     this.sorted = [];
     await Promise.all(all.map((t) => t.stop()));
+    this.timers.stop();
   }
 }
