@@ -278,3 +278,39 @@ test('a partitioned job whose kind never becomes known is counted under "other",
   expect(sampleValue(s, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'porep-c2' })).toBe(0);
   expect(sampleValue(s, 'cuzk_exporter_errors_total', { reason: 'timeline_unresolved_kind' })).toBe(1);
 });
+
+test('a daemon restart forgets TIMELINE\'s workers: with no worker seen yet in the new run, no worker series is left (the topology is composed again, not kept from before)', async () => {
+  const file = path.join(dir, 'restart-topology.log');
+  fs.writeFileSync(file, '');
+  const h = await startMerged({ timelineFile: file });
+  open.push(h);
+  const t = h.source.timeline!;
+  await t.poll();
+  fs.appendFileSync(
+    file,
+    ktl(10, 'SYNTH_START', W, 'kind=winning-post') +
+      ktl(20, 'GPU_PICKUP', W, 'worker=0') +
+      ktl(20, 'GPU_START', W, 'worker=0') +
+      ktl(30, 'GPU_END', W, 'worker=0,gpu_ms=10') +
+      ktl(40, 'GPU_PICKUP', W, 'worker=1') +
+      ktl(40, 'GPU_START', W, 'worker=1') +
+      ktl(50, 'GPU_END', W, 'worker=1,gpu_ms=10'),
+  );
+  await t.poll();
+  let s = await scrape(h);
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '0' })).toBe(0);
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '1' })).toBe(0);
+  // The new process writes its first job's synthesis; no worker has picked anything up yet.
+  fs.appendFileSync(file, ktl(3, 'SYNTH_START', 'n1', 'kind=window-post'));
+  await t.poll();
+  s = await scrape(h);
+  expect(sampleValue(s, 'cuzk_exporter_errors_total', { reason: 'timeline_restart' })).toBe(1);
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '0' })).toBeUndefined();
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '1' })).toBeUndefined();
+  // Its first pickup brings that worker back.
+  fs.appendFileSync(file, ktl(5, 'GPU_PICKUP', 'n1', 'worker=1') + ktl(5, 'GPU_START', 'n1', 'worker=1'));
+  await t.poll();
+  s = await scrape(h);
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '1' })).toBe(1);
+  expect(sampleValue(s, 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '0' })).toBeUndefined();
+});

@@ -48,8 +48,9 @@ test('a stopped callback never runs again; stopping twice stops once; the same f
   expect(jest.getTimerCount()).toBe(0);
 });
 
-test('a callback that throws does not cost the others their turn', () => {
-  const t = new SharedTimers();
+test('a callback that throws does not cost the others their turn; its error goes to onError', () => {
+  const errors: unknown[] = [];
+  const t = new SharedTimers((e) => errors.push(e));
   const ran: string[] = [];
   t.every(100, () => {
     throw new Error('boom');
@@ -57,6 +58,7 @@ test('a callback that throws does not cost the others their turn', () => {
   t.every(100, () => ran.push('after'));
   jest.advanceTimersByTime(200);
   expect(ran).toEqual(['after', 'after']);
+  expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'boom']);
   t.stop();
   expect(jest.getTimerCount()).toBe(0);
 });

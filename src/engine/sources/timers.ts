@@ -29,6 +29,18 @@ interface Group {
 export class SharedTimers {
   private readonly groups = new Map<number, Group>();
 
+  /**
+   * `onError`: what a callback's throw becomes (the fleet counts and logs it). By default it
+   * is thrown again on its own, after the other callbacks ran: uncaught, as with a timer of
+   * one's own.
+   */
+  constructor(
+    private readonly onError: (e: unknown) => void = (e) =>
+      setImmediate(() => {
+        throw e;
+      }),
+  ) {}
+
   readonly every: Every = (periodMs, fn, opts) => {
     let g = this.groups.get(periodMs);
     if (!g) {
@@ -38,8 +50,8 @@ export class SharedTimers {
         for (const f of fns) {
           try {
             f();
-          } catch {
-            // the callback's own errors are its to count; nothing to do here
+          } catch (e) {
+            this.onError(e);
           }
         }
       }, periodMs);

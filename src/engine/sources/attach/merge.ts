@@ -272,7 +272,7 @@ export class MergedAttachSource implements MetricsSource {
     const stVersion = this.status?.model.topologyVersion ?? -1;
     const grpcWorkers = this.grpc?.workerGpu ?? null;
     const grpcNames = this.grpc?.gpuNames.size ?? -1;
-    const tlWorkers = this.timeline?.workerCount ?? -1;
+    const tlWorkers = this.timeline?.workersVersion ?? -1;
     if (inputs[0] === stVersion && inputs[1] === grpcWorkers && inputs[2] === grpcNames && inputs[3] === tlWorkers && inputs[4] === m.topologyVersion) return;
     let workers: { id: number; gpu: number }[] = [];
     const st = this.status?.model;

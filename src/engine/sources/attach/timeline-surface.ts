@@ -764,9 +764,9 @@ export class TimelineSurface implements Surface, FollowerSink {
     return this.workers.ids();
   }
 
-  /** How many workers workerIds() lists (cheap: no array). */
-  get workerCount(): number {
-    return this.workers.seenCount;
+  /** Changes whenever workerIds() would (cheap: no array). */
+  get workersVersion(): number {
+    return this.workers.seenVersion;
   }
 
   jobById(id: string): TlJob | undefined {

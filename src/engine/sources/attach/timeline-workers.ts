@@ -73,12 +73,16 @@ export class TimelineWorkers {
     }
   }
 
-  /** Workers seen so far (a change of topology when it grows). */
-  seenCount = 0;
+  /**
+   * Goes up whenever the set of seen workers changes (a new one, or a restart forgetting
+   * them): the merge composes the topology again only then. A count would not do: a restart
+   * and as many other workers before the next compose would leave it equal.
+   */
+  seenVersion = 0;
 
   touch(w: number): void {
     if (w >= this.seen.length) this.grow(w);
-    if (this.seen[w] === 0) this.seenCount++;
+    if (this.seen[w] === 0) this.seenVersion++;
     this.seen[w] = 1;
   }
 
@@ -187,6 +191,7 @@ export class TimelineWorkers {
       if (this.busy[w]) this.stop(w, Math.min(endNs, this.cap[w]), counting);
       this.own[w] = null;
       this.prev[w] = null;
+      if (this.seen[w]) this.seenVersion++;
       this.seen[w] = 0;
       this.known[w] = 0;
       this.tentative[w] = 0;

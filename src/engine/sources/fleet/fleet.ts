@@ -56,6 +56,9 @@ export function withFields(log: Logger, fields: Fields): Logger {
 /** How often each target is looked at for a passing mismatch (fleet page). */
 export const MISMATCH_LOOK_MS = 1000;
 
+/** Error reason (the fleet's own /metrics) of a periodic look that threw. */
+export const TIMER_ERROR = 'timer';
+
 /** Error reason of a target's timeline command exiting or failing to start. */
 export const TIMELINE_COMMAND_ERROR = 'timeline_command';
 
@@ -166,10 +169,17 @@ export class Fleet<E extends TargetExporter = TargetExporter> {
   private sorted: FleetTarget<E>[] = [];
 
   /** One timer per period for every target's looks and sweeps (timers.ts says why). */
-  private readonly timers = new SharedTimers();
+  private readonly timers: SharedTimers;
   private readonly opts: FleetOptions<E>;
 
   constructor(opts: FleetOptions<E>) {
+    // A periodic look that throws (a bug, not a daemon's answer: those are counted where they
+    // are read) is counted and logged; the other targets' looks still run.
+    this.timers = new SharedTimers((e) => {
+      const msg = e instanceof Error ? e.message : String(e);
+      this.errors.inc(TIMER_ERROR, msg);
+      opts.logger.error(`a periodic look failed: ${msg}`);
+    });
     this.opts = { ...opts, every: opts.every ?? this.timers.every };
   }
 
