@@ -8,6 +8,8 @@ export class RecordingSink implements FollowerSink {
   states: [boolean, string | null][] = [];
   overlongs = 0;
   caughtUps = 0;
+  /** Where each newFile() fell: the number of live lines handed on before it. */
+  newFileAt: number[] = [];
   lines(text: string, history: boolean): void {
     const ls = text.split('\n').slice(0, -1);
     (history ? this.history : this.live).push(...ls);
@@ -17,6 +19,9 @@ export class RecordingSink implements FollowerSink {
   }
   caughtUp(): void {
     this.caughtUps++;
+  }
+  newFile(): void {
+    this.newFileAt.push(this.live.length);
   }
   state(up: boolean, reason: string | null): void {
     this.states.push([up, reason]);

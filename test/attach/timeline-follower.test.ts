@@ -91,6 +91,8 @@ test('rotation by rename: lines written to the old file after the last look are 
   await f.tick();
   expect(sink.live.slice(3)).toEqual(['TIMELINE,960,SYNTH_END,next,synth_ms=10']);
   expect(sink.lostReasons).toEqual([]);
+  // The consumer heard of each file before its lines (its reads of the old one vouch for nothing in the new one).
+  expect(sink.newFileAt).toEqual([0, 2]);
 });
 
 test('start-up catch-up: a cut exactly on a line start keeps that line; a cut inside a line skips only that line (issue 23)', async () => {
@@ -133,6 +135,7 @@ test('copytruncate with more written than before, within one look: read again fr
   await f.tick();
   expect(sink.live.slice(5)).toEqual(['TIMELINE,1600,GPU_END,b,worker=0,gpu_ms=80']);
   expect(sink.lostReasons).toEqual(['timeline_rewritten']);
+  expect(sink.newFileAt).toEqual([0, 2]); // opened; read again from the start
 });
 
 test('a truncation whose writer kept its offset (a hole before the read position) is not a rewrite', async () => {
@@ -149,6 +152,22 @@ test('a truncation whose writer kept its offset (a hole before the read position
   expect(sink.history).toEqual(['line one', 'line two']);
   expect(sink.live).toEqual(['line three']);
   expect(sink.lostReasons).toEqual([]);
+});
+
+test('truncated in place, less written since: read from the start, the consumer told of a new file first; appends alone tell nothing', async () => {
+  const { f, sink, file } = follower();
+  fs.writeFileSync(file, '');
+  await f.tick();
+  fs.appendFileSync(file, 'TIMELINE,10,GPU_PICKUP,a,worker=0\nTIMELINE,20,GPU_START,a,worker=0\n');
+  await f.tick();
+  fs.appendFileSync(file, 'TIMELINE,30,GPU_END,a,worker=0,gpu_ms=10\n');
+  await f.tick();
+  expect(sink.newFileAt).toEqual([0]);
+  fs.truncateSync(file, 0);
+  fs.appendFileSync(file, 'TIMELINE,5,GPU_PICKUP,b,worker=0\n');
+  await f.tick();
+  expect(sink.live.slice(3)).toEqual(['TIMELINE,5,GPU_PICKUP,b,worker=0']);
+  expect(sink.newFileAt).toEqual([0, 3]);
 });
 
 /** 40 GiB; CUZK_JUMP_BYTES to run it smaller (against code that reads it all). */

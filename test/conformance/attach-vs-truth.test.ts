@@ -6,6 +6,8 @@
  * happened (its upstream paths in the truth); then every check of every combination.
  * CONFORMANCE_ROWS=id,id runs some rows only.
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { runRow } from './harness';
 import { ROWS } from './rows';
 import { compareRow } from './rules';
@@ -20,7 +22,13 @@ describe.each(rows.map((r) => [r.id, r] as const))('row %s', (_id, row) => {
       const paths = run.truth.upstream.paths as Record<string, number>;
       for (const [p, n] of Object.entries(row.paths ?? {})) expect([p, paths[p] >= n]).toEqual([p, true]);
       const failures = await compareRow(run);
-      if (failures.length) console.log(`conformance ${row.id}:\n  ${failures.join('\n  ')}`);
+      if (failures.length) {
+        console.log(`conformance ${row.id}:\n  ${failures.join('\n  ')}`);
+        // The daemon's log, kept for the post-mortem (the run's folder goes on close).
+        const dir = path.join(__dirname, '..', '.artifacts', 'conformance');
+        fs.mkdirSync(dir, { recursive: true });
+        fs.copyFileSync(run.timelineFile, path.join(dir, `${row.id}-${process.pid}.log`));
+      }
       expect(failures).toEqual([]);
     } finally {
       await run.close();

@@ -215,6 +215,11 @@ export const ROWS: Row[] = [
     healthy: true,
     workload: async (c) => {
       await proveAll(c, ['snap-update', 'window-post']);
+      // A daemon that lived: WinningPoSts until it has been up 3 s, well past RESTART_BACK_MS
+      // and the exposure lag, so the restart shows in the offsets on a loaded box too (a run
+      // of ~1.3 s restarted at once is told by the reads alone: attach/timeline-restart.test.ts).
+      const up = async () => (await c.truthUntil('the truth', () => true)).uptime_ns as number;
+      for (let n = 100; (await up()) < 3e9; n++) await proveAll(c, ['winning-post'], n);
       await c.restart(); // TIMELINE offsets restart near 0; counters of every surface restart
       await proveAll(c, ['snap-update', 'winning-post'], 40);
     },

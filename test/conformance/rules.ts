@@ -36,7 +36,13 @@ export async function compareRow(run: RowRun): Promise<string[]> {
   const out: string[] = [];
   for (const [combo, h] of run.attach) {
     const { samples } = await h.metrics();
-    out.push(...compareCombo(run, combo, samples));
+    const failed = compareCombo(run, combo, samples);
+    if (failed.length) {
+      // What the exporter itself counted as odd: the first thing to read when a check fails.
+      const errs = samples.filter((x) => x.name === 'cuzk_exporter_errors_total' && x.value > 0).map((x) => `${x.labels.reason}=${x.value}`);
+      failed.push(`${run.row.id}/${combo} (errors counted: ${errs.join(' ') || 'none'})`);
+    }
+    out.push(...failed);
   }
   return out;
 }

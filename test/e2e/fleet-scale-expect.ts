@@ -170,11 +170,13 @@ const EXPECT: Record<string, Check> = {
   'Least utilised provers (5m)#A': async (r, c) => {
     // The 10 lowest of the worst-first table's utilisation column, at the same instant. The
     // two are separate queries: VictoriaMetrics may pick a neighbour at the boundary (CI run 7
-    // swapped the 10th and 11th lowest, 0.0063 and 0.0065), so each value must be one of the
-    // provers' and no higher than the 12th lowest; a top-k or an unsorted pick still fails.
+    // swapped the 10th and 11th lowest, 0.0063 and 0.0065; a loaded run read one prover's
+    // 0.000149 against 0.000146, a sample more or less in its window), so each value must be
+    // within 5 % of one of the provers' and no higher than the 12th lowest; a top-k or an
+    // unsorted pick still fails.
     const a = allQueries(buildFleetDashboard()).find((x) => x.where === 'Provers, worst first' && x.refId === 'A')!;
     const every = [...byInstance(await c.vm.query(expandVariables(a.expr, { job: 'cuzk', instance: '.+', gpu: '.+' }), c.now)).values()].sort((x, y) => x - y);
-    const near = (v: number, w: number) => Math.abs(v - w) <= 1e-9 * Math.max(1, Math.abs(w));
+    const near = (v: number, w: number) => Math.abs(v - w) <= Math.max(1e-9, 0.05 * Math.abs(w));
     const got = r.map((x) => Number(x.value[1])).sort((x, y) => x - y);
     const bound = every[Math.min(11, every.length - 1)];
     const ok = got.length === 10 && got.every((v) => every.some((w) => near(v, w)) && (v <= bound || near(v, bound)));

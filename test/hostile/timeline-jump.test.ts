@@ -27,6 +27,9 @@ test('the followed log grown by 40 GiB at once (truncate -s, then a rotation to 
   const d = tempDir('cuzk-jump-');
   try {
     const file = path.join(d, 'cuzk.log');
+    // The daemon's offset 20 is now: a line written later claims its real offset (one
+    // claiming 40 ms seconds later would be a new daemon's, a restart).
+    const epochMs = Date.now() - 20;
     fs.writeFileSync(file, 'TIMELINE,10,SYNTH_START,w1,kind=window-post\nTIMELINE,20,GPU_PICKUP,w1,worker=0\n');
     const cli = startCli(['attach', '--cuzk.timeline-file', file, '--web.listen-address', '127.0.0.1:0']);
     const url = await cli.url;
@@ -65,7 +68,7 @@ test('the followed log grown by 40 GiB at once (truncate -s, then a rotation to 
     expect(report.p99).toBeLessThan(Math.max(100, 2 * report.baseP99) + 250);
     // Still following: the GPU_END after the rotation's zeros was in the tail it read (as
     // history: state, not counted), and a line appended now is live.
-    fs.appendFileSync(file, 'TIMELINE,40,GPU_PICKUP,w2,worker=1\n');
+    fs.appendFileSync(file, `TIMELINE,${Date.now() - epochMs},GPU_PICKUP,w2,worker=1\n`);
     await until('a line appended after the jumps', async () => find(await metrics(), 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '1' }) === 1);
     expect(find(await metrics(), 'cuzk_gpu_worker_busy', { gpu: 'unknown', worker: '0' })).toBe(0);
     cli.child.kill('SIGTERM');

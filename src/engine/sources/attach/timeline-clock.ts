@@ -6,7 +6,10 @@
  *  - Each run maps its offsets onto a fixed base (`runBase + offset`), so every interval
  *    is an exact difference of two offsets.
  *  - Offsets going back by more than RESTART_BACK_MS is a new daemon process (eprintln!
- *    order may jitter by a few ms between threads).
+ *    order may jitter by a few ms between threads). So is a live line of a file going back
+ *    by more than STALE_BACK_MS that lands before what the reads of that file already vouch
+ *    for (less the lag): a daemon that lived less than RESTART_BACK_MS longer than its
+ *    successor's first line.
  *  - Plausibility (issue 20): a live line may not claim a time further ahead of the
  *    exporter's own clock than `maxLeadMs` (default 30 s): the run's epoch is estimated
  *    from the first live line, a line is written before it is read, so a line is never
@@ -31,6 +34,8 @@
 
 /** Offsets going back by more than this is a new daemon process. */
 export const RESTART_BACK_MS = 1000;
+/** Offsets going back by more than this, on a line the reads show was not printed late, is a new daemon process. */
+export const STALE_BACK_MS = 100;
 /** Per line: the recent-worst lateness halves in ~7000 lines. */
 const LAT_DECAY = 0.9999;
 /** The running-stint clock stays at least this far behind what was read (ns). */
@@ -64,6 +69,8 @@ export class TimelineClock {
   maxOffset = -1;
   lastLineNs = 0;
   lastEofHr = 0;
+  /** The last end of the file now followed found by a read issued at this hrtime (-Infinity: none yet). */
+  eofFactHr = -Infinity;
   lastExposed = 0;
   runs = 0;
   private latMax = 0;
@@ -85,10 +92,19 @@ export class TimelineClock {
    */
   check(off: number, live: boolean, readHr: number): ClockVerdict {
     const checked = live && this.refEpochHr !== Infinity && this.maxLeadMs < Number.MAX_SAFE_INTEGER;
-    if (this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset) {
-      if (!checked) return 'restart';
+    const back = this.maxOffset >= 0 && off + RESTART_BACK_MS < this.maxOffset;
+    // A live line of a file, going back by more than STALE_BACK_MS, that lands before what the
+    // reads already vouch for (its end found at eofFactHr, less the lag for a line still on its
+    // way): its process started after this run's epoch, a new daemon whose old run was too
+    // short for the offsets to go back by RESTART_BACK_MS (a quick restart, a crash loop).
+    // Lines in order never qualify (a log replayed slower than its offsets is one run), nor
+    // does standard input (no such fact).
+    const stale = !back && live && off + STALE_BACK_MS < this.maxOffset && !this.isStdin() && off * 1e6 < this.eofFactHr - this.lagNs() - this.epochHr;
+    if (back || stale) {
+      if (back && !checked) return 'restart';
       // The new process's estimated start against the old run's latest claimed time.
-      const overlap = this.refEpochHr + this.maxOffset * 1e6 - (readHr - off * 1e6);
+      const ref = this.refEpochHr !== Infinity ? this.refEpochHr : this.epochHr;
+      const overlap = ref + this.maxOffset * 1e6 - (readHr - off * 1e6);
       // Within the slack (clock jitter, a late first line) at most once a minute: each such
       // restart may claim the overlap twice, so back-to-back ones would add it up.
       if (overlap <= 0 || (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs()) && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
@@ -96,7 +112,8 @@ export class TimelineClock {
         if (overlap > 0) this.lastRestartHr = readHr;
         return 'restart';
       }
-      return this.held(overlap, readHr);
+      // Not a new process: a line of this run printed late (stale), as before; or refused.
+      if (back) return this.held(overlap, readHr);
     }
     if (checked) {
       const lead = this.refEpochHr - (readHr - off * 1e6);

@@ -38,6 +38,11 @@ export interface FollowerSink {
    * (file mode: a read issued at hr found the end of the file).
    */
   caughtUp(hr: number): void;
+  /**
+   * What follows is read from the start of a file (opened, rotated, truncated, rewritten):
+   * what caughtUp said so far vouches for nothing in it until its own end is found.
+   */
+  newFile?(): void;
   /** Readable or not (up), with an error reason when it changes or fails. */
   state(up: boolean, reason: string | null, message: string): void;
   /**
@@ -373,6 +378,7 @@ export class LogFollower {
 
   /** Reads from a new position: nothing before it is remembered. */
   private restartAt(pos: number): void {
+    if (pos === 0) this.sink.newFile?.();
     this.pos = pos;
     this.historyUntil = 0;
     this.fpLen = 0;

@@ -242,6 +242,11 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   caughtUp(hr: number): void {
     if (hr > this.clock.lastEofHr) this.clock.lastEofHr = hr;
+    if (hr > this.clock.eofFactHr) this.clock.eofFactHr = hr;
+  }
+
+  newFile(): void {
+    this.clock.eofFactHr = -Infinity;
   }
 
   /** Applies whole lines of log text (also used directly by tests and the benchmark). */
