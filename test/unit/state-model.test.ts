@@ -77,6 +77,48 @@ describe('StateModel from a scripted event sequence', () => {
     t.model.setTopology({ gpus: [{ ordinal: 0, name: 'g' }], workers: [{ id: 1, gpu: 0 }], lockEvents: false }, 7 * MS);
     expect(t.model.topologyVersion).toBe(v + 1); // unchanged topology is not a change
   });
+
+  test('a GPU that appears while work waits (lock events) is starved from then on; not without lock events or work', () => {
+    const one = { gpus: [{ ordinal: 0, name: 'g0' }], workers: [{ id: 0, gpu: 0 }] };
+    const two = { gpus: [{ ordinal: 0, name: 'g0' }, { ordinal: 1, name: 'g1' }], workers: [{ id: 0, gpu: 0 }] };
+    const cases: [string, boolean, boolean, number][] = [
+      ['lock events, a job waiting', true, true, 5 * MS],
+      ['no lock events (an attached cuzk), a job waiting', false, true, 0],
+      ['lock events, nothing waiting', true, false, 0],
+    ];
+    for (const [what, lockEvents, job, want] of cases) {
+      const t = new ScriptedSource({ ...one, lockEvents });
+      if (job) t.apply([ev.queued(MS, 1, SNAP, 1)]);
+      t.model.setTopology({ ...two, lockEvents }, 10 * MS);
+      expect([what, t.model.gpuStarvedNsAt(1, 15 * MS)]).toEqual([what, want]);
+    }
+  });
+
+  test('every field of the topology is a change when it alone differs (the sameness check skips only a true repeat)', () => {
+    const gpu = (o: number, name = `g${o}`, uuid = `GPU-${o}`, pciBusId = `0000:0${o}:00.0`) => ({ ordinal: o, name, uuid, pciBusId });
+    const base = () => ({ gpus: [gpu(0), gpu(1)], workers: [{ id: 0, gpu: 0 }, { id: 1, gpu: 1 }], lockEvents: false });
+    type Topo = ReturnType<typeof base>;
+    const variants: [string, (t: Topo) => void][] = [
+      ['lock events', (t) => (t.lockEvents = true)],
+      ['one GPU more, no worker on it', (t) => t.gpus.push(gpu(2))],
+      ['a worker moved to another GPU', (t) => (t.workers[1].gpu = 0)],
+      ['a worker renumbered', (t) => (t.workers[1].id = 5)],
+      ['the second GPU renumbered', (t) => (t.gpus[1] = gpu(3, 'g1', 'GPU-1', '0000:01:00.0'))],
+      ['the second GPU renamed', (t) => (t.gpus[1].name = 'other')],
+      ['the second GPU\'s uuid', (t) => (t.gpus[1].uuid = 'GPU-x')],
+      ['the second GPU\'s PCI bus', (t) => (t.gpus[1].pciBusId = '0000:09:00.0')],
+    ];
+    for (const [what, change] of variants) {
+      const t = new ScriptedSource(base());
+      const v = t.model.topologyVersion;
+      t.model.setTopology(base(), MS);
+      expect([what, 'repeat', t.model.topologyVersion]).toEqual([what, 'repeat', v]);
+      const next = base();
+      change(next);
+      t.model.setTopology(next, 2 * MS);
+      expect([what, t.model.topologyVersion, t.model.topology]).toEqual([what, v + 1, next]);
+    }
+  });
 });
 
 describe('status mismatch: only certain contradictions (split proving is not one)', () => {
@@ -135,6 +177,14 @@ describe('status mismatch: only certain contradictions (split proving is not one
     expect(reasons(c)).toEqual([true, false, true]);
     c.apply([ev.busy(12, 0, 0, 7, SNAP, 0)]);
     expect(reasons(c)).toEqual([false, false, false]);
+    // Partition 0 alone, handed to worker 0, which is not busy: owned, so owner_idle too.
+    const d = box();
+    d.apply([ev.handoff(10, 0, 0, 7, SNAP, 0)]);
+    expect(reasons(d)).toEqual([true, true, true]);
+    // A source that knows no worker yet cannot say they are all idle.
+    const e = new ScriptedSource({ gpus: [{ ordinal: 0, name: 'g' }], workers: [], lockEvents: false });
+    e.apply([ev.queued(0, 7, SNAP, 4), ev.part(1, 7, SNAP, 0, 3)]);
+    expect([e.model.partitionsOnGpu(), ...reasons(e)]).toEqual([1, false, false, false]);
   });
 
   test('a partial clobber (one worker of two) is visible only with ownership', () => {
@@ -175,6 +225,14 @@ describe('status mismatch: only certain contradictions (split proving is not one
     m.setMismatchReason('surfaces_disagree', false);
     expect(m.statusMismatch()).toBe(false);
     expect(() => m.setMismatchReason('nonsense' as never, true)).toThrow(/unknown mismatch reason/);
+  });
+
+  test('a topology change recounts busy and owning workers from the survivors (partition 0 owned counts)', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0), ev.busy(11, 0, 1, 7, SNAP, 1), ev.handoff(11, 0, 1, 7, SNAP, 1)]);
+    m.setTopology({ gpus: [{ ordinal: 0, name: 'g' }, { ordinal: 1, name: 'h' }], workers: [{ id: 0, gpu: 0 }, { id: 1, gpu: 0 }, { id: 2, gpu: 1 }], lockEvents: true }, 12);
+    expect([m.busyWorkers, m.ownedCount, [...m.oPart]]).toEqual([2, 2, [0, 1, -1]]);
   });
 
   test('partition state FINALIZING survives a topology change and a resync-flagged record sets no finalize time', () => {
