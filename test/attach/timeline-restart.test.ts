@@ -83,11 +83,69 @@ test('a log replayed slower than its offsets, lines in order, is one run: never 
   expect(v.busySecs(0)).toBeCloseTo(4, 9);
 });
 
-test('going back by 100 ms after the reads vouch for more is jitter; by 101 ms it is a restart', () => {
+test('going back by 100 ms after the reads vouch for more is jitter; by 101 ms a restart, once the next line is behind the old run too', () => {
   for (const [back, restarts] of [[100, 0], [101, 1]] as const) {
     const d = new TimelineDriver();
     oldRun(d, 5000);
     d.write(tl(600 - back, 'SYNTH_START', WN2, 'kind=winning-post'));
-    expect([back, d.view().error('timeline_restart')]).toEqual([back, restarts]);
+    // One line alone proves nothing yet: held (a 101 ms one) until the next.
+    expect([back, 'held', d.view().error('timeline_restart')]).toEqual([back, 'held', 0]);
+    d.at(5050);
+    d.write(tl(600 - back + 50, 'SYNTH_END', WN2, 'synth_ms=50'));
+    const v = d.view();
+    expect([back, v.error('timeline_restart'), v.synthSecs('winning-post')]).toEqual([back, restarts, 0.05]);
   }
+});
+
+/** Lines read at the exporter's `ms`; a read found the end of the file there; scrapes every `step` ms up to `until`. */
+function readAt(d: TimelineDriver, ms: number, lines: string[], until = ms, step = 50): void {
+  d.at(ms);
+  d.write(...lines);
+  for (let t = ms + step; t <= until; t += step) {
+    d.at(t);
+    d.view();
+  }
+}
+const A = 'winpost-1000-0a0b0c0d0e0f1011';
+const B = 'winpost-1001-0a0b0c0d0e0f1011';
+const C = 'winpost-1002-0a0b0c0d0e0f1011';
+const start = (off: number, id: string, w: number) => [tl(off, 'SYNTH_START', id, 'kind=winning-post'), tl(off, 'SYNTH_END', id, 'synth_ms=0'), tl(off, 'GPU_PICKUP', id, `worker=${w}`), tl(off, 'GPU_START', id, `worker=${w}`)];
+
+test('a young run: a GPU_END printed 1.3 s after its offset, behind a later line, then the run goes on: no restart, busy exact (review F1)', () => {
+  const d = new TimelineDriver();
+  d.latenessMs = 0;
+  readAt(d, 300, start(300, A, 0));
+  readAt(d, 500, start(500, B, 1));
+  readAt(d, 1200, [tl(1200, 'SYNTH_START', C, 'kind=winning-post')], 2250);
+  // A's end: its thread stalled 1.3 s between elapsed() and the write.
+  readAt(d, 2300, [tl(1000, 'GPU_END', A, 'worker=0,gpu_ms=700')], 3900, 100);
+  readAt(d, 4000, [tl(4000, 'GPU_END', B, 'worker=1,gpu_ms=3500')], 9000, 500);
+  const v = d.view();
+  expect(v.error('timeline_restart')).toBe(0);
+  expect(v.busySecs(1)).toBeCloseTo(3.5, 9);
+  expect(v.gpuSecs('winning-post')).toBeCloseTo(4.2, 9);
+  expect(v.partsDone('winning-post')).toBe(2);
+  // Worker 0: exposed up to what the reads allowed when the late end arrived (read to 2300,
+  // less the 1 s lag: 1.3 - 0.3 s), no further while the end was held; never counted twice.
+  expect(v.busySecs(0)).toBeCloseTo(1.0, 9);
+});
+
+test('a held line with nothing after it: the file read to its end for 2 s more, it is the old run\'s; meanwhile no stint is exposed further', () => {
+  const d = new TimelineDriver();
+  d.latenessMs = 0;
+  readAt(d, 300, start(300, A, 0));
+  readAt(d, 1500, [tl(1500, 'SYNTH_START', B, 'kind=winning-post')], 2900, 100);
+  readAt(d, 3000, [tl(1000, 'SYNTH_START', C, 'kind=winning-post')]); // 2 s behind its offset: held
+  const before = d.view().busySecs(0);
+  expect(before).toBeCloseTo(1.7, 9); // read to 3000, less the lag, from the pickup at 300
+  readAt(d, 3100, [], 4900, 100);
+  let v = d.view();
+  expect([v.busySecs(0), d.tl.eventsTotal]).toEqual([before, 5]);
+  readAt(d, 5000, []);
+  v = d.view();
+  expect(v.error('timeline_restart')).toBe(0);
+  expect(d.tl.eventsTotal).toBe(6);
+  // Exposure goes on, behind a lag the late line doubled (twice its 2 s lateness).
+  readAt(d, 8000, []);
+  expect(d.view().busySecs(0)).toBeCloseTo((8000 - 4000 - 300) / 1000, 9);
 });

@@ -36,6 +36,8 @@
 export const RESTART_BACK_MS = 1000;
 /** Offsets going back by more than this, on a line the reads show was not printed late, is a new daemon process. */
 export const STALE_BACK_MS = 100;
+/** A held `stale` line with no line after it for this long (the file read to its end) is the old run's (ns). */
+export const STALE_HOLD_NS = 2e9;
 /** Per line: the recent-worst lateness halves in ~7000 lines. */
 const LAT_DECAY = 0.9999;
 /** The running-stint clock stays at least this far behind what was read (ns). */
@@ -49,7 +51,12 @@ export const RESTART_SLACK_NS = 5e9;
 /** A restart whose claims overlap the old run's (within the slack) at most this often (ns). */
 export const RESTART_OVERLAP_GAP_NS = 60e9;
 
-export type ClockVerdict = 'ok' | 'restart' | 'ahead';
+/**
+ * `stale`: a restart by the reads alone (offsets back by less than RESTART_BACK_MS); the
+ * caller holds the line and decides on the next one (a new run's next line is behind the
+ * old run too; a line of the old run printed late is followed by the old run's).
+ */
+export type ClockVerdict = 'ok' | 'restart' | 'ahead' | 'stale';
 
 /**
  * A run whose every live line has been ahead by about the same amount for this long was
@@ -99,12 +106,14 @@ export class TimelineClock {
     // short for the offsets to go back by RESTART_BACK_MS (a quick restart, a crash loop).
     // Lines in order never qualify (a log replayed slower than its offsets is one run), nor
     // does standard input (no such fact).
-    const stale = !back && live && off + STALE_BACK_MS < this.maxOffset && !this.isStdin() && off * 1e6 < this.eofFactHr - this.lagNs() - this.epochHr;
+    const stale = !back && off + STALE_BACK_MS < this.maxOffset && this.inVouchedPast(off, live);
     if (back || stale) {
       if (back && !checked) return 'restart';
       // The new process's estimated start against the old run's latest claimed time.
       const ref = this.refEpochHr !== Infinity ? this.refEpochHr : this.epochHr;
       const overlap = ref + this.maxOffset * 1e6 - (readHr - off * 1e6);
+      // By the reads alone: only a new process that started after the old run's latest claim.
+      if (stale) return overlap <= 0 ? 'stale' : 'ok';
       // Within the slack (clock jitter, a late first line) at most once a minute: each such
       // restart may claim the overlap twice, so back-to-back ones would add it up.
       if (overlap <= 0 || (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs()) && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
@@ -112,8 +121,7 @@ export class TimelineClock {
         if (overlap > 0) this.lastRestartHr = readHr;
         return 'restart';
       }
-      // Not a new process: a line of this run printed late (stale), as before; or refused.
-      if (back) return this.held(overlap, readHr);
+      return this.held(overlap, readHr);
     }
     if (checked) {
       const lead = this.refEpochHr - (readHr - off * 1e6);
@@ -174,7 +182,23 @@ export class TimelineClock {
 
   /** Until when (hrtime) the log is known to be read in full, less the lag. */
   readUntilHr(): number {
-    return (this.isStdin() ? this.hrNow() : this.lastEofHr) - this.lagNs();
+    return Math.min(this.frozenUntilHr, (this.isStdin() ? this.hrNow() : this.lastEofHr) - this.lagNs());
+  }
+
+  /** While a `stale` line is held, running stints are exposed no further than they were. */
+  private frozenUntilHr = Infinity;
+
+  freeze(): void {
+    this.frozenUntilHr = this.readUntilHr();
+  }
+
+  unfreeze(): void {
+    this.frozenUntilHr = Infinity;
+  }
+
+  /** A live line of a file at this offset lands before what the reads vouch for (less the lag). */
+  inVouchedPast(off: number, live: boolean): boolean {
+    return live && this.maxOffset >= 0 && !this.isStdin() && off * 1e6 < this.eofFactHr - this.lagNs() - this.epochHr;
   }
 
   lagNs(): number {

@@ -31,7 +31,7 @@ import { KindEvidence, KindResolutions, kindFromRequestId } from './kind-evidenc
 import { FollowerSink, LogFollower } from './timeline-follower';
 import { ownTimers, type Every } from '../timers';
 import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, newRecord, parseTimeline } from './timeline-parser';
-import { TimelineClock, DEFAULT_MAX_LEAD_MS } from './timeline-clock';
+import { TimelineClock, DEFAULT_MAX_LEAD_MS, STALE_HOLD_NS, type ClockVerdict } from './timeline-clock';
 import {
   END_ABANDONED,
   END_DONE,
@@ -276,9 +276,46 @@ export class TimelineSurface implements Surface, FollowerSink {
 
   // ---- applying one record ----
 
+  /**
+   * A line the clock called `stale` (a new daemon's first, or the old one's printed late),
+   * held until the next line says which: one also from before what the reads vouch for is
+   * the new run's; otherwise, or after STALE_HOLD_NS of reads finding nothing more, it was
+   * the old run's. Meanwhile running stints are exposed no further (clock.freeze).
+   */
+  private held: { r: TimelineRecord; readHr: number } | null = null;
+
   private apply(r: TimelineRecord, live: boolean, readHr: number): void {
     const off = r.offsetMs;
     let v = this.clock.check(off, live, readHr);
+    if (this.held) {
+      const newRun = v === 'stale' || v === 'restart' || this.clock.inVouchedPast(off, live);
+      this.release(newRun);
+      if (newRun) v = this.clock.check(off, live, readHr);
+    }
+    if (v === 'stale') {
+      this.held = { r: { ...r }, readHr };
+      this.clock.freeze();
+      return;
+    }
+    this.applyAs(r, v, live, readHr);
+  }
+
+  private release(newRun: boolean): void {
+    const h = this.held!;
+    this.held = null;
+    this.clock.unfreeze();
+    if (newRun) this.restart(true, h.r.offsetMs);
+    this.applyAs(h.r, 'ok', true, h.readHr);
+  }
+
+  /** A held line with nothing read after it for STALE_HOLD_NS: the old run's. */
+  private releaseIfQuiet(): void {
+    if (this.held && this.clock.lastEofHr - this.held.readHr >= STALE_HOLD_NS) this.release(false);
+  }
+
+  private applyAs(r: TimelineRecord, verdict: ClockVerdict, live: boolean, readHr: number): void {
+    const off = r.offsetMs;
+    let v = verdict;
     if (v === 'ahead') {
       this.bad('timeline_clock', `a TIMELINE line claims offset ${off} ms, more than ${this.clock.maxLeadMs} ms ahead of real time since its daemon started: refused (another daemon's log mixed in, or a clock running fast)`);
       return;
@@ -607,6 +644,7 @@ export class TimelineSurface implements Surface, FollowerSink {
    * end, quiet jobs, kinds that never became known.
    */
   sweep(): void {
+    this.releaseIfQuiet();
     if (this.clock.runs === 0) return;
     this.lastSweepMs = this.clock.maxOffset;
     const now = this.clock.peekNs();
@@ -732,6 +770,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   // ---- what the merge reads ----
 
   nowNs(): number {
+    this.releaseIfQuiet();
     const now = this.clock.nowNs();
     this.workers.expose(now);
     return now;
