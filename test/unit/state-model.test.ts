@@ -235,6 +235,46 @@ describe('status mismatch: only certain contradictions (split proving is not one
     expect([m.busyWorkers, m.ownedCount, [...m.oPart]]).toEqual([2, 2, [0, 1, -1]]);
   });
 
+  test('records that say nothing new change nothing: a repeated sequence number, a partition out of range, a state repeated or unknown', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0), ev.end(20, 0, 0, 7, SNAP, 0, 4, 10 * MS)]);
+    const snap = () => [m.eventsTotal, m.lastSeq, m.kGpuNs[SNAP], m.kPartsCompleted[SNAP], [...m.kLive], m.ownedCount];
+    const before = snap();
+    // The batch's last record again, with its own sequence number (a re-read after a re-sync).
+    const again = encodeEvents([{ seq: m.lastSeq, ...ev.end(20, 0, 0, 7, SNAP, 0, 4, 10 * MS) }]);
+    expect(m.applyEvents(again, 1)).toBe(1);
+    expect(snap()).toEqual(before);
+    // Not a new sequence number, but new records that must not move anything either.
+    b.apply([ev.end(21, 0, 0, 7, SNAP, 0, 4, 10 * MS)]); // done again: counted once
+    b.apply([ev.part(22, 7, SNAP, 4, 3)]); // partition 4 of a 4-partition job
+    b.apply([ev.part(23, 7, SNAP, 1, 99), ev.part(23, 7, SNAP, 1, 7)]); // no such state (7: one past the last)
+    const after = snap();
+    expect([after[2], after[3], after[4], after[5]]).toEqual([before[2], before[3], before[4], before[5]]);
+  });
+
+  test('a second hand-off to a worker that owns a partition keeps one owner; re-sync records move state but count nothing', () => {
+    const b = box();
+    const m = b.model;
+    b.apply([ev.busy(10, 0, 0, 7, SNAP, 0), ev.handoff(10, 0, 0, 7, SNAP, 0)]);
+    b.apply([ev.handoff(11, 0, 0, 7, SNAP, 2)]);
+    expect([m.ownedCount, m.oPart[0]]).toEqual([1, 2]);
+    // A re-sync's end record (state from a snapshot: no duration known) and a hand-off that carries a value.
+    b.apply([{ ...ev.end(12, 0, 0, 7, SNAP, 0, 4, 10 * MS), flags: 0x8000 }]);
+    b.apply([{ ...ev.handoff(13, 0, 1, 7, SNAP, 1), value: 5 * MS }]);
+    expect([m.kGpuNs[SNAP], m.kPartsCompleted[SNAP], live(b, SNAP, LIVE_GPU)]).toEqual([0, 0, 2]);
+  });
+
+  test('records built in JS (attach): sequenced ones take the next numbers and count as events; re-sync ones only move state', () => {
+    const b = box();
+    const m = b.model;
+    const [e0, seq0] = [m.eventsTotal, m.lastSeq];
+    m.applyRecords([{ seq: 0, ...ev.handoff(10, 0, 0, 7, SNAP, 0) }, { seq: 0, ...ev.handoff(10, 0, 1, 7, SNAP, 1) }], true);
+    expect([m.eventsTotal - e0, m.lastSeq - seq0, m.ownedCount]).toEqual([2, 2, 2]);
+    m.applyRecords([{ seq: 0, ...ev.handoff(11, 0, 0, 7, SNAP, 2) }], false);
+    expect([m.eventsTotal - e0, m.lastSeq - seq0, m.oPart[0]]).toEqual([2, 2, 2]);
+  });
+
   test('partition state FINALIZING survives a topology change and a resync-flagged record sets no finalize time', () => {
     const b = box();
     const m = b.model;
