@@ -117,6 +117,26 @@ test('TIMELINE: restarts whose runs overlap within the slack, back to back (offs
   expect(v.error('timeline_restart')).toBeLessThanOrEqual(1);
 });
 
+test('TIMELINE: one line read 60 s late (the lag is then 2 min), then a 30-s stint claimed at offset 0 every second for 10 min: busy within elapsed + 30 s + 5 s a minute', () => {
+  const d = new TimelineDriver();
+  d.latenessMs = 0;
+  const job = (n: number) => `winpost-${2000 + n}-0a0b0c0d0e0f1011`;
+  const stint = (n: number) => [tl(0, 'SYNTH_START', job(n), 'kind=winning-post'), tl(0, 'GPU_PICKUP', job(n), 'worker=0'), tl(0, 'GPU_START', job(n), 'worker=0'), tl(29_900, 'GPU_END', job(n), 'worker=0,gpu_ms=29900')];
+  let n = 0;
+  d.at(0);
+  d.write(...stint(n++));
+  d.at(89_900);
+  d.write(tl(29_900, 'SYNTH_START', job(999), 'kind=winning-post'));
+  for (let t = 90_900; t <= 600_000; t += 1000) {
+    d.at(t);
+    d.view();
+    d.write(...stint(n++));
+  }
+  const v = d.view();
+  // Before (review H1): the restart slack was the lag, 2 min here: 897 busy seconds in 600.
+  expect(v.busySecs(0)).toBeLessThanOrEqual(600 + LEAD_S + 5 * 10);
+});
+
 test('TIMELINE: a real restart after the old daemon\'s last line is believed at once', () => {
   const d = new TimelineDriver();
   d.at(100_000);

@@ -115,8 +115,9 @@ export class TimelineClock {
       // By the reads alone: only a new process that started after the old run's latest claim.
       if (stale) return overlap <= 0 ? 'stale' : 'ok';
       // Within the slack (clock jitter, a late first line) at most once a minute: each such
-      // restart may claim the overlap twice, so back-to-back ones would add it up.
-      if (overlap <= 0 || (overlap <= Math.max(RESTART_SLACK_NS, this.lagNs()) && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
+      // restart may claim the overlap twice, so back-to-back ones would add it up. Not the
+      // lag: a log can inflate that with one late line, and then claim that much each minute.
+      if (overlap <= 0 || (overlap <= RESTART_SLACK_NS && readHr - this.lastRestartHr >= RESTART_OVERLAP_GAP_NS)) {
         this.aheadN = 0;
         if (overlap > 0) this.lastRestartHr = readHr;
         return 'restart';
