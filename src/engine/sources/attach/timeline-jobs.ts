@@ -84,7 +84,8 @@ export interface TlJob {
   /** Units in a live state. */
   live: number;
   liveSlot: number;
-  pend: { gpuNs: number; synthNs: number; parts: number; obs: number[] } | null;
+  /** Counted while the kind is unknown; obs holds (0 GPU | 1 synthesis, ns, partition) triples, at most MAX_PENDING_OBS numbers. */
+  pend: { gpuNs: number; synthNs: number; parts: number; failed: number; obs: number[] } | null;
   firstMs: number;
   lastMs: number;
   /** Highest partition index seen. */
@@ -218,10 +219,11 @@ export class TimelineJobs {
       this.observer?.partitionGpu(job.kind, ns / 1e9, job.handle, partition);
       return;
     }
-    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, obs: [] });
+    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, failed: 0, obs: [] });
     p.gpuNs += ns;
+    // A count, not an entry: entries are capped, failures must all be counted.
     if (completed) p.parts++;
-    else p.obs.push(2, 0, partition);
+    else p.failed++;
     if (p.obs.length < MAX_PENDING_OBS) p.obs.push(0, ns, partition);
   }
 
@@ -231,7 +233,7 @@ export class TimelineJobs {
       this.observer?.partitionSynthesis(job.kind, ns / 1e9, job.handle, partition);
       return;
     }
-    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, obs: [] });
+    const p = (job.pend ??= { gpuNs: 0, synthNs: 0, parts: 0, failed: 0, obs: [] });
     p.synthNs += ns;
     if (p.obs.length < MAX_PENDING_OBS) p.obs.push(1, ns, partition);
   }
@@ -259,11 +261,11 @@ export class TimelineJobs {
       this.kGpuNs[k] += p.gpuNs;
       this.kSynthNs[k] += p.synthNs;
       this.kParts[k] += p.parts;
+      this.kPartsFailed[k] += p.failed;
       for (let i = 0; i < p.obs.length; i += 3) {
         const what = p.obs[i];
         if (what === 0) this.observer?.partitionGpu(k, p.obs[i + 1] / 1e9, job.handle, p.obs[i + 2]);
-        else if (what === 1) this.observer?.partitionSynthesis(k, p.obs[i + 1] / 1e9, job.handle, p.obs[i + 2]);
-        else this.kPartsFailed[k]++;
+        else this.observer?.partitionSynthesis(k, p.obs[i + 1] / 1e9, job.handle, p.obs[i + 2]);
       }
     }
     this.onKind?.(job);
