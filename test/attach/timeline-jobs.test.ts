@@ -308,3 +308,69 @@ describe('TimelineJobs: time and partitions counted per kind', () => {
     expect(t.jobs.size).toBe(1);
   });
 });
+
+describe('TimelineJobs: edges the Stryker run found untested', () => {
+  test('a monolithic unit after partitioned ones leaves the highest index seen', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    t.newUnit(j, 3);
+    t.newUnit(j, MONO);
+    expect(j.maxKey).toBe(3);
+    expect(TimelineJobs.seenTotal(j)).toBe(4);
+  });
+
+  test('under the bound an ended unit is kept; at 64 exactly nothing is dropped; the oldest may be the first', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    const first = t.newUnit(j, 0);
+    t.finish(first, END_LOST, 0);
+    for (let i = 1; i < 64; i++) t.newUnit(j, i);
+    expect(j.units.length).toBe(64);
+    expect(j.units[0]).toBe(first);
+    t.newUnit(j, 64);
+    expect(j.units.length).toBe(64);
+    expect(j.units).not.toContain(first);
+  });
+
+  test('find with worker 0 named skips a unit of another worker', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    const u = t.newUnit(j, 0);
+    t.setState(u, PART_GPU);
+    u.worker = 2;
+    expect(t.find(j, 0, STATES_ON_GPU, 0)).toBeNull();
+    u.worker = 0;
+    expect(t.find(j, 0, STATES_ON_GPU, 0)).toBe(u);
+  });
+
+  test('synthesis observations held back are bounded too', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    for (let i = 0; i < 3000; i++) t.addSynth(j, 1e6, i);
+    expect(j.pend!.obs.length).toBeLessThanOrEqual(4096 + 2);
+    expect(j.pend!.synthNs).toBe(3000 * 1e6);
+  });
+
+  test('a job resolved to the first kind (slot 0) keeps it', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    t.setKind(j, 0, 'status');
+    t.setKind(j, 2, 'grpc_metrics');
+    expect(j.kind).toBe(0);
+    expect(j.evidence).toBe('status');
+  });
+
+  test('an ended unit left in a live state does not move with its job to the kind', () => {
+    const t = new TimelineJobs();
+    const j = t.job('j', 0);
+    const dead = t.newUnit(j, 0);
+    t.setState(dead, PART_GPU);
+    t.finish(dead, END_FAILED, 0); // ends in state GPU: out of the live counts
+    const liveU = t.newUnit(j, 1);
+    t.setState(liveU, PART_GPU);
+    expect(live(t, OTHER_KIND_INDEX)).toEqual({ gpu: 1 });
+    t.setKind(j, 1, 'test');
+    expect(live(t, OTHER_KIND_INDEX)).toEqual({});
+    expect(live(t, 1)).toEqual({ gpu: 1 });
+  });
+});

@@ -251,3 +251,25 @@ describe('TimelineWorkers', () => {
     expect(c.end).toBe(END_NONE);
   });
 });
+
+test('while a pickup is tentative, the end of a unit that is neither owned nor owned before changes nothing', () => {
+  const ws = new TimelineWorkers(capFor);
+  const [a, s, x] = units(3);
+  a.pickT = 0;
+  ws.pickup(0, a, 0, false);
+  s.pickT = 300;
+  ws.pickup(0, s, 300, true);
+  ws.ended(0, x, 400, true); // another unit's end, named with this worker
+  expect(ws.prev[0]).toBe(a);
+  expect(Number.isNaN(ws.prevEndT[0])).toBe(true);
+  ws.skipped(0, s, true); // back to a, still running
+  expect(ws.own[0]).toBe(a);
+  expect(ws.busy[0]).toBe(1);
+  // Not tentative: the end of the unit owned before changes nothing either.
+  const ws2 = new TimelineWorkers(capFor);
+  ws2.pickup(0, a, 0, false);
+  ws2.pickup(0, s, 300, false);
+  ws2.ended(0, a, 400, true);
+  expect(Number.isNaN(ws2.prevEndT[0])).toBe(true);
+  expect(ws2.busy[0]).toBe(1);
+});
