@@ -175,3 +175,49 @@ test('StaleStatus remembers at most 10,000 failed jobs, forgetting the oldest fi
   expect(st.settle(status([pipe('j1', 30, [part(0, 'failed')])])).fresh).toEqual([]);
   expect(st.settle(status([pipe('j0', 30, [part(0, 'failed')])])).fresh.length).toBe(1);
 });
+
+describe('StaleStatus: edges the Stryker run found untested', () => {
+  test('only a worker shown idle by us is marked stale in the daemon snapshot', () => {
+    const st = new StaleStatus();
+    const snap = status([pipe('a', 100, [part(0, 'gpu', 60_001), part(1, 'gpu', 100)])], [worker(1, 'a', 0, 1), worker(2, 'a', 1, 0.1), worker(3)]);
+    st.settle(snap);
+    expect(snap.gpu_workers.map((w) => (w as { stale?: boolean }).stale === true)).toEqual([true, false, false]);
+  });
+
+  test('a worker not proving owns nothing, whatever job it names', () => {
+    const st = new StaleStatus();
+    const idleNaming = { ...worker(1, 'a', 0, null), state: 'idle' };
+    const r = st.settle(status([pipe('a', 30, [part(0, 'gpu', 30_000)])], [idleNaming]));
+    expect(states(r.status, 'a')).toEqual(['failed*']); // unowned and past 10 s
+  });
+
+  test('the youngest progressed job is the reference, not the last one looked at', () => {
+    // newest (5 s) and mid (20 s) progressed; old (21 s) still has pending: 5 + 2 <= 21.
+    const r = new StaleStatus().settle(status([pipe('newest', 5, [part(0, 'gpu', 10)]), pipe('mid', 20, [part(0, 'gpu', 10)]), pipe('old', 21, [part(0, 'pending')])]));
+    expect(states(r.status, 'old')).toEqual(['failed*']);
+  });
+
+  test('in a failed job, a partition done or owned is not abandoned, one on the GPU exactly at its threshold neither', () => {
+    const st = new StaleStatus();
+    const r = st.settle(
+      status([pipe('a', 100, [part(0, 'failed'), part(1, 'done', 70_000), part(2, 'gpu', 30_000), part(3, 'gpu', 210_000), part(4, 'gpu', 210_001)])], [worker(1, 'a', 2, 30)]),
+    );
+    // The done partition's 70 s raises the unowned threshold to 210 s.
+    expect(states(r.status, 'a')).toEqual(['failed', 'done', 'gpu', 'gpu', 'failed*']);
+    expect(r.status.gpu_workers[0].state).toBe('proving');
+    // With the 10 s floor: owned at 30 s is young (60 s for owned ones), unowned at 30 s abandoned.
+    const r2 = new StaleStatus().settle(status([pipe('b', 100, [part(0, 'failed'), part(1, 'gpu', 30_000), part(2, 'gpu', 30_000)])], [worker(1, 'b', 1, 30)]));
+    expect(states(r2.status, 'b')).toEqual(['failed', 'gpu', 'failed*']);
+  });
+
+  test('a worker whose busy_secs spans its whole stint (the reference engine) is aged by its partition on the GPU', () => {
+    const r = new StaleStatus().settle(status([pipe('a', 100, [part(0, 'gpu', 100)])], [worker(1, 'a', 0, 100)]));
+    expect(r.status.gpu_workers[0].state).toBe('proving');
+  });
+
+  test("a worker proving a partition not on the GPU: its age is busy_secs", () => {
+    const st = new StaleStatus();
+    const r = st.settle(status([pipe('a', 100, [part(0, 'synthesizing', 100)])], [worker(1, 'a', 0, 61)]));
+    expect(r.status.gpu_workers[0].state).toBe('idle');
+  });
+});
