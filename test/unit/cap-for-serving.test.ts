@@ -72,3 +72,23 @@ test('inherited enumerable fields are not the snapshot’s: not re-served, not c
   expect(r.dropped).toEqual([`unknown field pipelines[0].partitions[0].blob (${BOUNDS.unknownFieldBytes + 3} bytes)`]);
   expect(JSON.stringify(r.body)).not.toContain('inh');
 });
+
+test('partitions and workers whose keys were all known before are still checked key by key (the known-key fast path)', () => {
+  // A first snapshot of known fields only: its key order is what the fast path remembers.
+  expect(capForServing(snap() as CuzkStatus).dropped).toEqual([]);
+  const s = snap();
+  s.pipelines[0].partitions[0] = { gpu_ms: 1, worker_id: 1, index: 0, state: 'gpu', synth_ms: 10 }; // known, another order
+  s.pipelines[0].partitions[1].blob = 'x'.repeat(BOUNDS.unknownFieldBytes + 1); // the remembered keys, then one more
+  s.pipelines[1].partitions[0] = { index: 0, state: 'gpu' }; // fewer known keys
+  s.gpu_workers[0].blob = 'w'.repeat(BOUNDS.unknownFieldBytes + 1);
+  const r = capForServing(s as CuzkStatus);
+  expect(r.dropped).toEqual([
+    `unknown field pipelines[0].partitions[1].blob (${BOUNDS.unknownFieldBytes + 3} bytes)`,
+    `unknown field gpu_workers[0].blob (${BOUNDS.unknownFieldBytes + 3} bytes)`,
+  ]);
+  const b = r.body as Record<string, any>;
+  expect(b.pipelines[0].partitions[0]).toBe(s.pipelines[0].partitions[0]);
+  expect(b.pipelines[1].partitions[0]).toBe(s.pipelines[1].partitions[0]);
+  // The same again, fast path warm: the same answer.
+  expect(capForServing(s as CuzkStatus).dropped).toEqual(r.dropped);
+});

@@ -322,27 +322,36 @@ export interface ViewMapping {
 
 /** Normalises a validated snapshot into model terms. */
 export function viewFromStatus(s: CuzkStatus, m: ViewMapping): SnapshotView {
+  const exactClock = m.useBusySinceNs !== false;
   const pipelines: PipelineView[] = s.pipelines.map((p) => {
-    // Our engine marks a partition whose kernels are done with `"finalizing": true` next to
-    // cuzk's `"state": "gpu"`; cuzk's own /status cannot tell the two apart (both `gpu`).
-    const states = p.partitions.map((x) =>
-      x.state === 'gpu' && (x as { finalizing?: unknown }).finalizing === true ? PART_FINALIZING : partitionStateIndex(x.state),
-    );
+    // One pass over the partitions (every partition of every poll in attach mode).
+    const states: number[] = [];
+    const synthMs: (number | null)[] = [];
+    const gpuMs: (number | null)[] = [];
+    const abandoned: boolean[] = [];
+    const finSinceNs: (number | null)[] | undefined = exactClock ? [] : undefined;
+    for (const x of p.partitions) {
+      const y = x as { finalizing?: unknown; abandoned?: unknown; finalizing_since_ns?: unknown };
+      // Our engine marks a partition whose kernels are done with `"finalizing": true` next to
+      // cuzk's `"state": "gpu"`; cuzk's own /status cannot tell the two apart (both `gpu`).
+      states.push(x.state === 'gpu' && y.finalizing === true ? PART_FINALIZING : partitionStateIndex(x.state));
+      synthMs.push(x.synth_ms);
+      gpuMs.push(x.gpu_ms);
+      abandoned.push(y.abandoned === true);
+      if (finSinceNs) {
+        const v = y.finalizing_since_ns;
+        finSinceNs.push(typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+      }
+    }
     return {
       handle: m.pipelineHandle(p),
       kind: m.kindSlot(p.proof_kind),
       priority: p.priority ?? 0,
       states,
-      synthMs: p.partitions.map((x) => x.synth_ms),
-      gpuMs: p.partitions.map((x) => x.gpu_ms),
-      abandoned: p.partitions.map((x) => (x as { abandoned?: unknown }).abandoned === true),
-      finSinceNs:
-        m.useBusySinceNs !== false
-          ? p.partitions.map((x) => {
-              const v = (x as { finalizing_since_ns?: unknown }).finalizing_since_ns;
-              return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null;
-            })
-          : undefined,
+      synthMs,
+      gpuMs,
+      abandoned,
+      finSinceNs,
       outcome: pipelineOutcome(p, states),
     };
   });

@@ -25,13 +25,14 @@
  */
 import * as http from 'node:http';
 import * as https from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import type { ErrorCounts } from '../../model/error-counts';
 import { EV_WORKER } from '../../model/event-layout';
 import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
 import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
 import type { MetricsSource } from '../source';
 import { GpuInfo, StateModel, Topology } from '../../model/state-model';
-import { capForServing, HighWater, IdentityGuard, jsonContainerCountBytes, jsonNestingDepthBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from '../plausibility';
+import { capForServing, HighWater, IdentityGuard, jsonShapeBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from '../plausibility';
 import { CuzkStatus, validateStatus } from '../status-schema';
 import { StaleOptions, StaleStatus } from './status-stale';
 import type { Logger } from '../../../util/logger';
@@ -105,6 +106,17 @@ export class KeepAlive {
    */
   freshNext = false;
   strikes = 0;
+  private parsed: { url: string; protocol: string; options: http.RequestOptions } | null = null;
+
+  /** The polled URL as request options: a source polls one URL for its life, parsed once (throws as `new URL`). */
+  target(url: string): { protocol: string; options: http.RequestOptions } {
+    if (this.parsed?.url !== url) {
+      const u = new URL(url);
+      this.parsed = { url, protocol: u.protocol, options: urlToHttpOptions(u) };
+    }
+    return this.parsed;
+  }
+
   /** A request was answered (200, whole body), on a reused connection or a new one. */
   answered(reused: boolean): void {
     if (reused) {
@@ -139,9 +151,9 @@ function fetchOnce(
   mayRetry: boolean,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let u: URL;
+    let u: { protocol: string; options: http.RequestOptions };
     try {
-      u = new URL(url);
+      u = agents ? agents.target(url) : { protocol: new URL(url).protocol, options: urlToHttpOptions(new URL(url)) };
     } catch {
       return reject(new PollError('connect', `invalid URL ${url}`));
     }
@@ -165,7 +177,8 @@ function fetchOnce(
       finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
     }
     const agent = agents && !agents.off ? (u.protocol === 'https:' ? agents.https : agents.http) : false;
-    const req = mod.get(u, { headers: { Accept: 'application/json' }, agent }, (res) => {
+    // As mod.get(new URL(url), { headers, agent }) builds them (node's urlToHttpOptions, then ours over it).
+    const req = mod.get({ ...u.options, headers: { Accept: 'application/json' }, agent }, (res) => {
       answered = true;
       res.on('close', () => {
         if (!res.complete) finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
@@ -260,8 +273,16 @@ export class AttachSource implements MetricsSource {
   private readonly identity = new IdentityGuard();
   private lastTotals: { completed: number; failed: number } | null = null;
   private readonly handles = new Map<string, number>();
-  /** Each listed job's partition states when last seen (re-registration check). */
-  private readonly started = new Map<string, { ranks: Map<number, number> }>();
+  /** handles reversed (jobId(): the cross-check asks for every busy worker on every refresh). */
+  private readonly idOfHandle = new Map<number, string>();
+  /**
+   * Each listed job's partitions when last seen, by index: 1 where done or failed (the
+   * re-registration check). Updated in place while the job keeps its partition count.
+   */
+  private readonly started = new Map<string, Uint8Array>();
+  /** Worker id -> model slot, for the topology object it was built from (rebuilt when that changes). */
+  private slotOf = new Map<number, number>();
+  private slotOfTopology: Topology | null = null;
   private nextHandle = 1;
   // The daemon's cumulative per-kind counters, with high-water marks (plausibility.ts).
   private prevCompleted = new HighWater();
@@ -321,8 +342,10 @@ export class AttachSource implements MetricsSource {
     this.polls++;
     try {
       const raw = await fetchLimited(this.opts.url, this.opts.timeoutMs, this.opts.maxBodyBytes, this.abort.signal, this.agents);
-      // Counted before parsing: what JSON.parse would allocate is bounded by it (issue 20).
-      if (jsonContainerCountBytes(raw, MAX_SNAPSHOT_CONTAINERS) > MAX_SNAPSHOT_CONTAINERS) {
+      // One pass for both bounds. The count is checked before parsing: what JSON.parse would
+      // allocate is bounded by it (issue 20).
+      const shape = jsonShapeBytes(raw, MAX_SNAPSHOT_CONTAINERS, MAX_JSON_DEPTH);
+      if (shape.containers > MAX_SNAPSHOT_CONTAINERS) {
         throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected before parsing: more than ${MAX_SNAPSHOT_CONTAINERS} objects/arrays`);
       }
       let body: unknown;
@@ -332,7 +355,7 @@ export class AttachSource implements MetricsSource {
         throw new PollError('malformed_json', `GET ${this.opts.url}: body is not JSON (${(e as Error).message})`);
       }
       // Depth is bounded before anything walks or re-serves the body (a cuzk snapshot nests 4 deep).
-      if (typeof body === 'object' && body !== null && !Array.isArray(body) && jsonNestingDepthBytes(raw, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      if (typeof body === 'object' && body !== null && !Array.isArray(body) && shape.depth > MAX_JSON_DEPTH) {
         throw new PollError('invalid_snapshot', `snapshot from ${this.opts.url} rejected: nested deeper than ${MAX_JSON_DEPTH} levels`);
       }
       this.applyBody(body);
@@ -451,7 +474,13 @@ export class AttachSource implements MetricsSource {
       lockEvents: false,
     };
     m.setTopology(topology, nowNs);
-    const slotOf = new Map(m.topology.workers.map((w, i) => [w.id, i]));
+    if (this.slotOfTopology !== m.topology) {
+      // setTopology keeps its object while nothing changed: the map is rebuilt only on a change.
+      this.slotOfTopology = m.topology;
+      this.slotOf = new Map();
+      m.topology.workers.forEach((w, i) => this.slotOf.set(w.id, i));
+    }
+    const slotOf = this.slotOf;
 
     // Handles per job id; ids are never sliced, only mapped. Unknown kinds are folded into
     // "other" and counted: once per new job, and once per new key of the daemon's per-kind
@@ -463,18 +492,23 @@ export class AttachSource implements MetricsSource {
       // back to an earlier state (impossible within one JobState; a replayed older snapshot
       // is refused by the identity check first). A new job: a new handle, its partitions
       // count again.
-      // By partition index (the list's order is not a contract).
-      const ranks = new Map<number, number>();
-      for (const x of p.partitions) ranks.set(x.index, STATE_RANK[x.state] ?? 0);
+      // By partition index (validated: a partition's index is its place in the list).
+      const parts = p.partitions;
       const seen = this.started.get(p.job_id);
-      if (seen && this.handles.has(p.job_id)) {
-        let regressed = false;
-        for (const [i, r] of ranks) if ((seen.ranks.get(i) ?? -1) >= DONE_RANK && r < DONE_RANK) regressed = true;
-        if (regressed) this.handles.delete(p.job_id);
+      const tracked = seen !== undefined && this.handles.has(p.job_id);
+      const ended = seen !== undefined && seen.length === parts.length ? seen : new Uint8Array(parts.length);
+      let regressed = false;
+      for (let i = 0; i < parts.length; i++) {
+        const done = (STATE_RANK[parts[i].state] ?? 0) >= DONE_RANK ? 1 : 0;
+        // `seen` is read at i before `ended` (possibly the same array) is written there.
+        if (tracked && done === 0 && i < seen.length && seen[i] === 1) regressed = true;
+        ended[i] = done;
       }
-      this.started.set(p.job_id, { ranks });
+      if (regressed) this.dropHandle(p.job_id);
+      if (ended !== seen) this.started.set(p.job_id, ended);
       if (!this.handles.has(p.job_id)) {
-        this.handles.set(p.job_id, this.nextHandle++);
+        this.handles.set(p.job_id, this.nextHandle);
+        this.idOfHandle.set(this.nextHandle++, p.job_id);
         if (kindIndex(p.proof_kind) < 0) {
           this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteKind(p.proof_kind)}`);
           unknown.add(p.proof_kind);
@@ -543,7 +577,9 @@ export class AttachSource implements MetricsSource {
       keep,
     });
     m.applyRecords(records, true);
-    for (const [id, h] of this.handles) if (!m.jobs.has(h)) this.handles.delete(id);
+    this.handles.forEach((h, id) => {
+      if (!m.jobs.has(h)) this.dropHandle(id);
+    });
     for (const id of this.started.keys()) if (!this.handles.has(id)) this.started.delete(id);
 
     // Proof counters by difference of the daemon's cumulative ones.
@@ -596,6 +632,7 @@ export class AttachSource implements MetricsSource {
     }
     m.applyRecords(records, false);
     this.handles.clear();
+    this.idOfHandle.clear();
     // New process, new counters: the next deltas start from zero.
     this.prevCompleted.reset();
     this.prevFailed.reset();
@@ -606,8 +643,14 @@ export class AttachSource implements MetricsSource {
 
   /** MetricsSource.jobId (exemplars): the daemon's job id of a model job handle, whole. */
   jobId(handle: number): string | undefined {
-    for (const [id, h] of this.handles) if (h === handle) return id;
-    return undefined;
+    return this.idOfHandle.get(handle);
+  }
+
+  private dropHandle(id: string): void {
+    const h = this.handles.get(id);
+    if (h === undefined) return;
+    this.handles.delete(id);
+    this.idOfHandle.delete(h);
   }
 
   /** One surface: cuzk's /status (the merge, attach/merge.ts, adds gRPC and TIMELINE). */

@@ -29,7 +29,7 @@
  * own marking): not live, not counted as partition failures. Each job inferred failed is
  * reported once (the caller counts it as a failed proof of its kind).
  */
-import type { CuzkStatus } from '../status-schema';
+import type { CuzkPartition, CuzkPipeline, CuzkStatus, CuzkWorker } from '../status-schema';
 
 const MIN_UNOWNED_MS = 10_000;
 const MIN_OWNED_MS = 60_000;
@@ -56,91 +56,119 @@ export class StaleStatus {
    * inferred failed, with their kinds (`fresh`). The daemon's own snapshot is left as it
    * said it, re-served with our reading in new fields only: `abandoned: true` on a
    * partition, `stale: true` on a worker (DESIGN §6: additions in new fields).
+   * Copy on write: only what settling changes is copied (a healthy box's snapshot, every
+   * poll, is `status` as it is); the rest is shared and read only. Takes a validated
+   * snapshot (status-schema.ts: unique job ids, a partition's index is its place).
    */
   settle(daemon: CuzkStatus): { status: CuzkStatus; fresh: { jobId: string; kind: string }[] } {
-    const s: CuzkStatus = {
-      ...daemon,
-      pipelines: daemon.pipelines.map((p) => ({ ...p, partitions: p.partitions.map((x) => ({ ...x })) })),
-      gpu_workers: daemon.gpu_workers.map((w) => ({ ...w })),
-    };
-    const fresh = this.settleInPlace(s);
-    daemon.pipelines.forEach((p, i) =>
-      p.partitions.forEach((x, j) => {
-        if ((s.pipelines[i].partitions[j] as { abandoned?: boolean }).abandoned && !(x as { abandoned?: boolean }).abandoned) (x as { abandoned?: boolean }).abandoned = true;
-      }),
-    );
-    daemon.gpu_workers.forEach((w, i) => {
-      if (w.state === 'proving' && s.gpu_workers[i].state !== 'proving') (w as { stale?: boolean }).stale = true;
-    });
-    return { status: s, fresh };
-  }
-
-  private settleInPlace(s: CuzkStatus): { jobId: string; kind: string }[] {
-    for (const p of s.pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
+    const pipelines = daemon.pipelines;
+    const workers = daemon.gpu_workers;
+    for (const p of pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
     const unownedMs = Math.max(this.opts.minUnownedMs ?? MIN_UNOWNED_MS, 3 * this.longestGpuMs);
     const ownedMs = Math.max(this.opts.minOwnedMs ?? MIN_OWNED_MS, 5 * this.longestGpuMs);
-    const owner = new Map<string, (typeof s.gpu_workers)[number]>();
-    for (const w of s.gpu_workers) if (w.state === 'proving' && w.current_job != null && w.current_partition != null) owner.set(`${w.current_job}\u0000${w.current_partition}`, w);
+    // Who proves what: job id -> partition index -> worker (the last worker listed wins).
+    const owner = new Map<string, Map<number, CuzkWorker>>();
+    for (const w of workers) {
+      if (w.state !== 'proving' || w.current_job == null || w.current_partition == null) continue;
+      let byPart = owner.get(w.current_job);
+      if (!byPart) owner.set(w.current_job, (byPart = new Map()));
+      byPart.set(w.current_partition, w);
+    }
+    const owned = (job: string, index: number): boolean => owner.get(job)?.has(index) === true;
 
     const failedJobs = new Set<string>();
-    for (const p of s.pipelines) {
+    for (const p of pipelines) {
       for (const x of p.partitions) {
         if (x.state === 'failed') failedJobs.add(p.job_id);
         if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
-        const w = owner.get(`${p.job_id}\u0000${x.index}`);
-        if ((!w && x.gpu_ms > unownedMs) || (w && x.gpu_ms > ownedMs)) failedJobs.add(p.job_id);
+        if (x.gpu_ms > (owned(p.job_id, x.index) ? ownedMs : unownedMs)) failedJobs.add(p.job_id);
       }
     }
     // Rule 4: skipped at dispatch.
     let newestStarted = Infinity; // started_secs_ago of the most recently registered job that progressed
-    const byAge = [...s.pipelines].sort((a, b) => a.started_secs_ago - b.started_secs_ago); // newest first
+    const byAge = [...pipelines].sort((a, b) => a.started_secs_ago - b.started_secs_ago); // newest first
     for (const p of byAge) {
-      const pending = p.partitions.some((x) => x.state === 'pending');
+      let pending = false;
+      let progressed = false;
+      for (const x of p.partitions) {
+        if (x.state === 'pending') pending = true;
+        else progressed = true;
+      }
       if (pending && newestStarted + REGISTRATION_GAP_S <= p.started_secs_ago) failedJobs.add(p.job_id);
-      if (p.partitions.some((x) => x.state !== 'pending') && p.started_secs_ago < newestStarted) newestStarted = p.started_secs_ago;
+      if (progressed && p.started_secs_ago < newestStarted) newestStarted = p.started_secs_ago;
     }
 
+    // The settled view: a failed job's dead partitions are copies marked failed and abandoned.
     const fresh: { jobId: string; kind: string }[] = [];
-    for (const p of s.pipelines) {
-      if (!failedJobs.has(p.job_id)) continue;
-      for (const x of p.partitions) {
-        const dead =
-          x.state === 'pending' ||
-          x.state === 'synth_done' ||
-          (x.state === 'gpu' && typeof x.gpu_ms === 'number' && x.gpu_ms > (owner.has(`${p.job_id}\u0000${x.index}`) ? ownedMs : unownedMs));
-        if (!dead) continue;
-        x.state = 'failed';
-        (x as { abandoned?: boolean }).abandoned = true;
-      }
-      if (!this.failed.has(p.job_id)) {
-        if (this.failed.size >= MAX_REMEMBERED) this.failed.delete(this.failed.values().next().value as string);
-        this.failed.add(p.job_id);
-        fresh.push({ jobId: p.job_id, kind: p.proof_kind });
-      }
+    let settledPipelines: CuzkPipeline[] = pipelines;
+    const dead: CuzkPartition[] = []; // the daemon's own entries of the partitions copied
+    if (failedJobs.size > 0) {
+      pipelines.forEach((p, i) => {
+        if (!failedJobs.has(p.job_id)) return;
+        let parts: CuzkPartition[] | null = null;
+        p.partitions.forEach((x, j) => {
+          const isDead =
+            x.state === 'pending' ||
+            x.state === 'synth_done' ||
+            (x.state === 'gpu' && typeof x.gpu_ms === 'number' && x.gpu_ms > (owned(p.job_id, x.index) ? ownedMs : unownedMs));
+          if (!isDead) return;
+          if (parts === null) parts = p.partitions.slice();
+          parts[j] = { ...x, state: 'failed', abandoned: true } as CuzkPartition;
+          dead.push(x);
+        });
+        if (parts !== null) {
+          if (settledPipelines === pipelines) settledPipelines = pipelines.slice();
+          settledPipelines[i] = { ...p, partitions: parts };
+        }
+        if (!this.failed.has(p.job_id)) {
+          if (this.failed.size >= MAX_REMEMBERED) this.failed.delete(this.failed.values().next().value as string);
+          this.failed.add(p.job_id);
+          fresh.push({ jobId: p.job_id, kind: p.proof_kind });
+        }
+      });
     }
     // Workers proving what is now abandoned (or for too long) are shown idle.
-    for (const w of s.gpu_workers) {
-      if (w.state !== 'proving') continue;
-      const p = w.current_job != null ? s.pipelines.find((x) => x.job_id === w.current_job) : undefined;
-      const part = p && w.current_partition != null ? p.partitions.find((x) => x.index === w.current_partition) : undefined;
+    let settledWorkers: CuzkWorker[] = workers;
+    let byId: Map<string, CuzkPipeline> | null = null;
+    const stale: CuzkWorker[] = [];
+    workers.forEach((w, i) => {
+      if (w.state !== 'proving') return;
+      let p: CuzkPipeline | undefined;
+      if (w.current_job != null) {
+        if (byId === null) {
+          byId = new Map();
+          for (const x of settledPipelines) if (!byId.has(x.job_id)) byId.set(x.job_id, x);
+        }
+        p = byId.get(w.current_job);
+      }
+      const cp = w.current_partition;
+      const part = p && cp != null ? partitionAt(p, cp) : undefined;
       // The age of what it proves: its partition's gpu_ms where listed on the GPU (upstream's
       // gpu_ms and busy_secs both run from the pickup, status.rs partition_gpu_start), else
       // busy_secs. A daemon whose busy_secs is the whole stint (the reference engine's: not
       // reset at each pickup) is not read as stuck after a minute of back-to-back partitions.
       const ageMs = part && part.state === 'gpu' && typeof part.gpu_ms === 'number' ? part.gpu_ms : (w.busy_secs ?? 0) * 1000;
-      const stale = (part && (part as { abandoned?: boolean }).abandoned === true) || ageMs > ownedMs;
-      if (stale) {
-        w.state = 'idle';
-        w.current_job = null;
-        w.current_partition = null;
-        w.busy_secs = null;
-      }
-    }
-    return fresh;
+      if (!((part && (part as { abandoned?: boolean }).abandoned === true) || ageMs > ownedMs)) return;
+      if (settledWorkers === workers) settledWorkers = workers.slice();
+      settledWorkers[i] = { ...w, state: 'idle', current_job: null, current_partition: null, busy_secs: null };
+      stale.push(w);
+    });
+
+    // The daemon's snapshot: our reading in new fields only.
+    for (const x of dead) if (!(x as { abandoned?: boolean }).abandoned) (x as { abandoned?: boolean }).abandoned = true;
+    for (const w of stale) (w as { stale?: boolean }).stale = true;
+    const status = settledPipelines === pipelines && settledWorkers === workers ? daemon : { ...daemon, pipelines: settledPipelines, gpu_workers: settledWorkers };
+    return { status, fresh };
   }
 
   /** A daemon restart: what was failed there is gone. */
   reset(): void {
     this.failed.clear();
   }
+}
+
+/** Partition `index` of a pipeline: at its place (validated), else looked for. */
+function partitionAt(p: CuzkPipeline, index: number): CuzkPartition | undefined {
+  const x = p.partitions[index];
+  return x !== undefined && x.index === index ? x : p.partitions.find((y) => y.index === index);
 }

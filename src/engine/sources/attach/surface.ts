@@ -72,7 +72,9 @@ export class SampleHistory {
     const newest = a[a.length - 1].endHr;
     let drop = 0;
     while (drop < a.length - 1 && (a.length - drop > this.maxCount || a[drop].endHr < newest - this.maxAgeNs)) drop++;
-    if (drop > 0) a.splice(0, drop);
+    // One a poll in steady state: shift() trims in place, splice() would build the removed list.
+    if (drop === 1) a.shift();
+    else if (drop > 0) a.splice(0, drop);
   }
 
   /** The newest sample of `id` whose window ends at or before `t` (null if none). */
