@@ -524,13 +524,16 @@ class SurfacesDaemon {
 /** cuzk's GetMetrics text for the simulated box (service.rs get_metrics). */
 export function metricsText(snap: Record<string, unknown>, t: number, workers: number): string {
   const c = snap.counters as { total_completed: number; completed_by_kind: Record<string, number>; queue_depth: number };
-  let text = `# HELP cuzk_proofs_completed_total Total proofs completed\n# TYPE cuzk_proofs_completed_total counter\ncuzk_proofs_completed_total ${c.total_completed}\n`;
+  // The per-kind counters sum to the total (service.rs get_metrics): a window_post count
+  // missing from the total made the exporter refuse every answer as implausible after ~270 s.
+  const windowPost = Math.floor(t / 30);
+  let text = `# HELP cuzk_proofs_completed_total Total proofs completed\n# TYPE cuzk_proofs_completed_total counter\ncuzk_proofs_completed_total ${c.total_completed + windowPost}\n`;
   text += `# HELP cuzk_proofs_failed_total Total proofs failed\n# TYPE cuzk_proofs_failed_total counter\ncuzk_proofs_failed_total 0\n`;
   text += `# HELP cuzk_uptime_seconds Daemon uptime\n# TYPE cuzk_uptime_seconds gauge\ncuzk_uptime_seconds ${86400 + t}\n`;
   text += `# HELP cuzk_queue_depth Current queue depth\n# TYPE cuzk_queue_depth gauge\ncuzk_queue_depth ${c.queue_depth}\n`;
   text += '# HELP cuzk_proofs_completed Per proof-kind completions\n# TYPE cuzk_proofs_completed counter\n';
   for (const [k, n] of Object.entries(c.completed_by_kind)) text += `cuzk_proofs_completed{proof_kind="${k.replace(/-/g, '_')}"} ${n}\n`;
-  text += `cuzk_proofs_completed{proof_kind="window_post"} ${Math.floor(t / 30)}\n`;
+  text += `cuzk_proofs_completed{proof_kind="window_post"} ${windowPost}\n`;
   text += '# HELP cuzk_proofs_failed Per proof-kind failures\n# TYPE cuzk_proofs_failed counter\n';
   text += '# HELP cuzk_proof_duration_seconds Proof duration\n# TYPE cuzk_proof_duration_seconds summary\n';
   text += `cuzk_proof_duration_seconds_count{proof_kind="snap_update"} 1000\ncuzk_proof_duration_seconds_sum{proof_kind="snap_update"} 91234.500\n`;
@@ -553,12 +556,44 @@ export function grpcStatus(snap: Record<string, unknown>, t: number): unknown {
     })),
     loaded_srs: [],
     queues: [{ proof_kind: 'snap-update', pending: (snap.counters as { queue_depth: number }).queue_depth, in_progress: workers.filter((w) => w.current_job).length }],
-    total_proofs_completed: String((snap.counters as { total_completed: number }).total_completed),
+    total_proofs_completed: String((snap.counters as { total_completed: number }).total_completed + Math.floor(t / 30)),
     total_proofs_failed: '0',
     uptime_seconds: String(86400 + t),
     pinned_memory_bytes: '0',
     pinned_memory_limit_bytes: '0',
   };
+}
+
+/**
+ * The exporter's clock (process.hrtime, which the attach surfaces read when they stamp what
+ * they learn) made to follow the simulated daemon: cycle i starts at i seconds after the run's
+ * start, and real time runs on within a cycle. Each cycle is one second of the daemon's time
+ * but takes a few ms here; on the real clock its TIMELINE lines would soon claim offsets
+ * ahead of real time and be refused (timeline-clock.ts), and its uptime would outrun ours.
+ */
+class CycleClock {
+  private readonly real = process.hrtime.bigint;
+  private readonly base = process.hrtime.bigint();
+  private cycleStart = this.base;
+  private cycleReal = this.base;
+  private last = 0n;
+
+  constructor() {
+    process.hrtime.bigint = (): bigint => {
+      const t = this.cycleStart + (this.real() - this.cycleReal);
+      if (t > this.last) this.last = t;
+      return this.last;
+    };
+  }
+
+  cycle(i: number): void {
+    this.cycleStart = this.base + BigInt(i) * 1_000_000_000n;
+    this.cycleReal = this.real();
+  }
+
+  restore(): void {
+    process.hrtime.bigint = this.real;
+  }
 }
 
 /**
@@ -603,6 +638,7 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
   // outside the per-part windows.
   let wholeMs = 0;
   let baselineMs = 0;
+  const clock = new CycleClock();
   try {
     await source.timeline!.poll();
     let w0: NodeJS.CpuUsage | null = null;
@@ -610,6 +646,7 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
       if (i === o.warmup) w0 = process.cpuUsage();
       const withStatus = i % 5 === 0;
       const newLines = await daemon.step(withStatus);
+      clock.cycle(i);
       const measure = i >= o.warmup;
       const cs = await cpu(() => source.status!.pollOnce());
       const cm = await cpu(() => source.grpc!.pollMetrics());
@@ -633,7 +670,10 @@ export async function benchAttachSurfaces(o: { polls: number; warmup: number; co
     const b0 = process.cpuUsage();
     for (let i = 0; i < o.polls; i++) await daemon.step(i % 5 === 0);
     baselineMs = cpuMs(process.cpuUsage(b0));
+    const refused = [...source.model.errors.entries()].filter(([, n]) => n > 0);
+    if (refused.length) throw new Error(`the exporter refused part of the simulated daemon's answers (${refused.map(([r, n]) => `${r} ${n}`).join(', ')}): ${source.model.errors.lastMessage}`);
   } finally {
+    clock.restore();
     daemon.stop();
     await source.stop();
     fs.rmSync(dir, { recursive: true, force: true });
