@@ -191,6 +191,37 @@ test('TIMELINE: a gpu_ms longer than the engine has been running (its offset) is
   }
 });
 
+test('TIMELINE: a GPU_END claiming more gpu_ms than has passed since its pickup counts only that span (engine.rs: gpu_ms runs from after GPU_START)', async () => {
+  const file = path.join(tempDir('cuzk-tl-'), 'cuzk.log');
+  fs.writeFileSync(file, '');
+  const m = await startMerged({ timelineFile: file });
+  try {
+    const t = m.source.timeline!;
+    await t.poll();
+    // Up 1000 s; each GPU_END claims 900 s (less than the uptime, so the old bound passed it)
+    // 10 ms after its pickup. Ten such jobs were 9000 GPU seconds in 100 ms.
+    const lines: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const o = 1_000_000 + i * 10;
+      lines.push(`TIMELINE,${o},SYNTH_START,wpost-${i},kind=window-post\n`, `TIMELINE,${o + 1},SYNTH_END,wpost-${i},synth_ms=1\n`);
+      lines.push(`TIMELINE,${o + 2},GPU_PICKUP,wpost-${i},worker=0\n`, `TIMELINE,${o + 3},GPU_START,wpost-${i},worker=0\n`);
+      lines.push(`TIMELINE,${o + 9},GPU_END,wpost-${i},worker=0,gpu_ms=900000\n`);
+    }
+    // An honest one: gpu_ms one ms over the span its lines show (both truncated to whole ms).
+    lines.push(`TIMELINE,1001000,SYNTH_START,wpost-ok,kind=window-post\n`, `TIMELINE,1001001,SYNTH_END,wpost-ok,synth_ms=1\n`);
+    lines.push(`TIMELINE,1001002,GPU_PICKUP,wpost-ok,worker=0\n`, `TIMELINE,1001502,GPU_END,wpost-ok,worker=0,gpu_ms=501\n`);
+    fs.appendFileSync(file, lines.join(''));
+    await t.poll();
+    const { samples } = await m.metrics();
+    expect(find(samples, 'cuzk_exporter_errors_total', { reason: 'implausible' })).toBe(10);
+    // 10 x 7 ms seen between pickup and end, and the honest 0.501 s.
+    expect(find(samples, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'window-post' })).toBeCloseTo(10 * 0.007 + 0.501, 6);
+    expect(find(samples, 'cuzk_partitions_completed_total', { proof_kind: 'window-post' })).toBe(11);
+  } finally {
+    await m.close();
+  }
+});
+
 test('SIGTERM while a poll hangs on the daemon ends the process now, not at --cuzk.timeout', async () => {
   daemon.behaviour = { kind: 'hang' };
   const cli = startCli(['attach', '--cuzk.status-url', daemon.url, '--cuzk.timeout', '60s', '--web.listen-address', '127.0.0.1:0']);

@@ -107,6 +107,8 @@ const MAX_UNITS = 200_000;
 const MIN_GPU_TIMEOUT_MS = 60_000;
 /** A started partition whose worker has since finished later ones is given up this long after (at least). */
 const MIN_LOST_END_GRACE_MS = 2_000;
+/** gpu_ms over the span from a unit's pickup line to its GPU_END: the two lines' whole-ms truncation (1 ms), and 1 ms more. */
+const GPU_SPAN_SLACK_MS = 2;
 const MIN_SYNTH_TIMEOUT_MS = 600_000;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
@@ -463,6 +465,18 @@ export class TimelineSurface implements Surface, FollowerSink {
         u = this.units.find(job, k, STATES_ON_GPU, w) ?? this.units.find(job, k, STATES_ON_GPU);
         if (u) break;
       }
+    }
+    if (u && gpuMs > (t - u.pickT) / 1e6 + GPU_SPAN_SLACK_MS) {
+      // gpu_ms runs from gpu_prove_start (pipeline.rs), after the GPU_PICKUP and GPU_START
+      // lines (engine.rs); offsets and gpu_ms are both whole ms: a stage is never longer than
+      // the span its lines show, + 1 ms. A longer claim (a hostile log's GPU_END 1 ms after its
+      // pickup claiming the engine's whole uptime) counts only that span.
+      if (counting) {
+        const what = `TIMELINE: GPU_END of job ${quoteName(job.id)} claims gpu_ms ${gpuMs}, but its pickup was ${Math.round((t - u.pickT) / 1e6)} ms earlier`;
+        this.errors.inc('implausible', what);
+        this.log.log('warn', `${what}; only that span counted`);
+      }
+      gpuMs = Math.max(0, (t - u.pickT) / 1e6);
     }
     if (!u) {
       // Neither its pickup nor its start was seen: gpu_ms dates the stage (GPU_START is
