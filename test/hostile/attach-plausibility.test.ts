@@ -191,7 +191,7 @@ test('TIMELINE: a gpu_ms longer than the engine has been running (its offset) is
   }
 });
 
-test('TIMELINE: a GPU_END claiming more gpu_ms than has passed since its pickup counts only that span (engine.rs: gpu_ms runs from after GPU_START)', async () => {
+test('TIMELINE: a GPU_END (SYNTH_END) claiming more gpu_ms (synth_ms) than has passed since its pickup (SYNTH_START) counts only that span (engine.rs: both measured after those lines)', async () => {
   const file = path.join(tempDir('cuzk-tl-'), 'cuzk.log');
   fs.writeFileSync(file, '');
   const m = await startMerged({ timelineFile: file });
@@ -207,13 +207,17 @@ test('TIMELINE: a GPU_END claiming more gpu_ms than has passed since its pickup 
       lines.push(`TIMELINE,${o + 2},GPU_PICKUP,wpost-${i},worker=0\n`, `TIMELINE,${o + 3},GPU_START,wpost-${i},worker=0\n`);
       lines.push(`TIMELINE,${o + 9},GPU_END,wpost-${i},worker=0,gpu_ms=900000\n`);
     }
+    // A SYNTH_END likewise: 800 s of synthesis claimed 5 ms after its SYNTH_START.
+    lines.push(`TIMELINE,1000500,SYNTH_START,wpost-s,kind=window-post\n`, `TIMELINE,1000505,SYNTH_END,wpost-s,synth_ms=800000\n`);
     // An honest one: gpu_ms one ms over the span its lines show (both truncated to whole ms).
-    lines.push(`TIMELINE,1001000,SYNTH_START,wpost-ok,kind=window-post\n`, `TIMELINE,1001001,SYNTH_END,wpost-ok,synth_ms=1\n`);
+    lines.push(`TIMELINE,1001000,SYNTH_START,wpost-ok,kind=window-post\n`, `TIMELINE,1001002,SYNTH_END,wpost-ok,synth_ms=3\n`);
     lines.push(`TIMELINE,1001002,GPU_PICKUP,wpost-ok,worker=0\n`, `TIMELINE,1001502,GPU_END,wpost-ok,worker=0,gpu_ms=501\n`);
     fs.appendFileSync(file, lines.join(''));
     await t.poll();
     const { samples } = await m.metrics();
-    expect(find(samples, 'cuzk_exporter_errors_total', { reason: 'implausible' })).toBe(10);
+    expect(find(samples, 'cuzk_exporter_errors_total', { reason: 'implausible' })).toBe(11);
+    // 10 x 1 ms of synthesis, 5 ms for the claimed 800 s, and the honest 3 ms.
+    expect(find(samples, 'cuzk_partition_synthesis_seconds_total', { proof_kind: 'window-post' })).toBeCloseTo(0.01 + 0.005 + 0.003, 6);
     // 10 x 7 ms seen between pickup and end, and the honest 0.501 s.
     expect(find(samples, 'cuzk_partition_gpu_seconds_total', { proof_kind: 'window-post' })).toBeCloseTo(10 * 0.007 + 0.501, 6);
     expect(find(samples, 'cuzk_partitions_completed_total', { proof_kind: 'window-post' })).toBe(11);

@@ -107,8 +107,8 @@ const MAX_UNITS = 200_000;
 const MIN_GPU_TIMEOUT_MS = 60_000;
 /** A started partition whose worker has since finished later ones is given up this long after (at least). */
 const MIN_LOST_END_GRACE_MS = 2_000;
-/** gpu_ms over the span from a unit's pickup line to its GPU_END: the two lines' whole-ms truncation (1 ms), and 1 ms more. */
-const GPU_SPAN_SLACK_MS = 2;
+/** gpu_ms (synth_ms) over the span from a unit's GPU_PICKUP (SYNTH_START) line to its end line: the lines' whole-ms truncation (1 ms), and 1 ms more. */
+const SPAN_SLACK_MS = 2;
 const MIN_SYNTH_TIMEOUT_MS = 600_000;
 /** Partition index from which a job can only be SnapDeals (PoRep C2 has 10 partitions). */
 export const SNAP_MIN_PARTITION = 10;
@@ -362,12 +362,19 @@ export class TimelineSurface implements Surface, FollowerSink {
         const u = this.units.find(job, key, STATES_SYNTH) ?? this.units.newUnit(job, key);
         this.units.setState(u, PART_SYNTH_DONE);
         u.readyT = t;
-        u.synthMs = r.ms;
+        // synth_ms is measured inside the synthesis call, after SYNTH_START is written
+        // (engine.rs, pipeline.rs synth_start.elapsed()): no longer than the span, as gpu_ms.
+        let synthMs = r.ms;
+        if (synthMs > (t - u.synthT) / 1e6 + SPAN_SLACK_MS) {
+          if (counting) this.overSpan('SYNTH_END', 'synth_ms', job, r.ms, t - u.synthT);
+          synthMs = Math.max(0, (t - u.synthT) / 1e6);
+        }
+        u.synthMs = synthMs;
         if (!u.synthCounted) {
           u.synthCounted = true;
-          if (counting) this.units.addSynth(job, r.ms * 1e6, key < 0 ? 0 : key);
+          if (counting) this.units.addSynth(job, synthMs * 1e6, key < 0 ? 0 : key);
         }
-        this.observeMax(this.maxSynthNs, job.kind, r.ms * 1e6);
+        this.observeMax(this.maxSynthNs, job.kind, synthMs * 1e6);
         break;
       }
       case TL_GPU_QUEUE: {
@@ -466,16 +473,12 @@ export class TimelineSurface implements Surface, FollowerSink {
         if (u) break;
       }
     }
-    if (u && gpuMs > (t - u.pickT) / 1e6 + GPU_SPAN_SLACK_MS) {
+    if (u && gpuMs > (t - u.pickT) / 1e6 + SPAN_SLACK_MS) {
       // gpu_ms runs from gpu_prove_start (pipeline.rs), after the GPU_PICKUP and GPU_START
-      // lines (engine.rs); offsets and gpu_ms are both whole ms: a stage is never longer than
-      // the span its lines show, + 1 ms. A longer claim (a hostile log's GPU_END 1 ms after its
-      // pickup claiming the engine's whole uptime) counts only that span.
-      if (counting) {
-        const what = `TIMELINE: GPU_END of job ${quoteName(job.id)} claims gpu_ms ${gpuMs}, but its pickup was ${Math.round((t - u.pickT) / 1e6)} ms earlier`;
-        this.errors.inc('implausible', what);
-        this.log.log('warn', `${what}; only that span counted`);
-      }
+      // lines (engine.rs): a stage is never longer than the span its lines show. A longer
+      // claim (a hostile log's GPU_END 1 ms after its pickup claiming the engine's whole
+      // uptime, which the uptime bound lets through) counts only that span.
+      if (counting) this.overSpan('GPU_END', 'gpu_ms', job, gpuMs, t - u.pickT);
       gpuMs = Math.max(0, (t - u.pickT) / 1e6);
     }
     if (!u) {
@@ -501,6 +504,12 @@ export class TimelineSurface implements Surface, FollowerSink {
     }
     this.observeMax(this.maxGpuNs, job.kind, gpuMs * 1e6);
     ws.ended(owner, u, t, counting);
+  }
+
+  private overSpan(event: string, field: string, job: TlJob, ms: number, spanNs: number): void {
+    const what = `TIMELINE: ${event} of job ${quoteName(job.id)} claims ${field} ${ms}, but its ${event === 'GPU_END' ? 'GPU_PICKUP' : 'SYNTH_START'} was ${Math.round(spanNs / 1e6)} ms earlier`;
+    this.errors.inc('implausible', what);
+    this.log.log('warn', `${what}; only that span counted`);
   }
 
   /** `u`, picked up by `w`, never started: a partition of a job that had failed. */
