@@ -129,11 +129,14 @@ export class TimelineScanner {
       this.drop();
       return p;
     }
-    const starts = [p];
+    // After a prefix like the head's first: read from the line's start, a journal prefix
+    // parses as the tail of the job id (`job-1Dec 01 10:00:00 host cuzk[42]: `).
+    const starts: number[] = [];
     if (this.headPrefixTail !== '') {
       const at = text.indexOf(this.headPrefixTail, p);
       if (at >= 0 && at < end) starts.push(at + this.headPrefixTail.length);
     }
+    starts.push(p);
     for (const a of starts) {
       const cut = intruder(text, a, end, false);
       const piece = text.slice(a, cut < 0 ? end : cut);
