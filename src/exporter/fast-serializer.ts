@@ -19,7 +19,7 @@
  */
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { cacheSet, countSumLines, escapeString, LabelWriter, sampleLines, sampleName, valueString } from './label-writer';
+import { cacheSet, concat, countSumLines, escapeString, LabelWriter, sampleLines, sampleName, valueString } from './label-writer';
 
 export { escapeString, sanitizeName, valueString } from './label-writer';
 
@@ -43,7 +43,7 @@ export class FastPrometheusSerializer {
   private readonly names = new Map<string, string | undefined>();
 
   serialize(resourceMetrics: ResourceMetrics): string {
-    return this.serializePieces(resourceMetrics).join('');
+    return concat(this.serializePieces(resourceMetrics));
   }
 
   /**

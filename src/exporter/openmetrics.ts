@@ -31,7 +31,7 @@
  */
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ExemplarStore } from './exemplars';
-import { cacheSet, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
+import { cacheSet, concat, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
 
 const UNIT_SUFFIXES = ['seconds', 'bytes'] as const;
 
@@ -88,7 +88,7 @@ export class OpenMetricsSerializer {
   private readonly les = new Map<number, string>();
 
   serialize(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string {
-    return this.serializePieces(resourceMetrics, exemplars).join('');
+    return concat(this.serializePieces(resourceMetrics, exemplars));
   }
 
   /** The body in pieces, one per family (see FastPrometheusSerializer.serializePieces). */

@@ -15,9 +15,10 @@
  * Buffer: a large box's body as one string (129 KiB) is a V8 large object, and building
  * it (flattening the concatenation) then encoding it cost ~1 ms a scrape, more than the
  * collection and serialisation together (bench/README.md, scrape benchmark); writing the
- * pieces costs ~0.05 ms. The whole text is joined only for in-process callers and HEAD.
+ * pieces costs ~0.05 ms. The whole text is concatenated only for in-process callers and HEAD.
  */
 import * as zlib from 'node:zlib';
+import { concat } from './label-writer';
 import type { ExpositionFormat } from './negotiate';
 
 /** The pieces as one UTF-8 Buffer, without building their concatenation as a string. */
@@ -54,7 +55,7 @@ export class CollectionBodies {
   text(format: ExpositionFormat): string {
     let t = this.texts.get(format);
     if (t === undefined) {
-      t = this.piecesOf(format).join('');
+      t = concat(this.piecesOf(format));
       this.texts.set(format, t);
     }
     return t;
