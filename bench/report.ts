@@ -234,7 +234,7 @@ function explain(a: Aim, r: Results): string {
       return (
         `With ${s?.concurrency ?? '?'} scrapers at once on 2 cores, requests queue: a collection is synchronous on the one JS thread, so the p99 is several single-scrape times ` +
         (L ? `(1 scraper: p50 ${f(L.http.single.ours.p50.median)} ms). prom-client queues the same way and is slower (p99 ${f(L.http.concurrent.promClient.p99.median)} ms). ` : '') +
-        'Requests waiting when a collection starts already share it, and its bodies are encoded once (src/exporter/shared-collection.ts); a request arriving while one runs must wait for the next to see every event before it arrived. What is left is the JS thread and the client process sharing 2 busy cores' +
+        'Requests waiting when a collection starts already share it, and its bodies are encoded once, written from per-family pieces into one Buffer (src/exporter/shared-collection.ts); a request arriving while one runs must wait for the next to see every event before it arrived. What is left is the JS thread and the client process sharing 2 busy cores' +
         ` (load average ${r.machine.loadavgStart} → ${r.machine.loadavgEnd ?? '?'}), or the usual 1–2 scrapers (a Prometheus HA pair).`
       );
     }
@@ -365,7 +365,7 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
       if (name === 'large') lines[lines.length - 1] = lines[lines.length - 1].replace(/\| [^|]*\|$/, `| ${mark(aims.get('scrape.large.ratio'))}, ${mark(aims.get('scrape.large.p99.inprocess'))} |`);
       row(
         '3 Scrape',
-        `${name}: HTTP loopback, 1 scraper, p50 / p99`,
+        `${name}: HTTP loopback, Prometheus' headers (OpenMetrics, gzip), 1 scraper, p50 / p99`,
         `ours ${f(b.http.single.ours.p50.median)} / ${f(b.http.single.ours.p99.median)} ms; prom-client ${f(b.http.single.promClient.p50.median)} / ${f(b.http.single.promClient.p99.median)} ms`,
         runsHttp,
         name === 'large' ? 'p99 < 5 ms' : '—',
@@ -373,7 +373,7 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
       );
       row(
         '3 Scrape',
-        `${name}: HTTP loopback, ${s.concurrency} concurrent scrapers, p50 / p99`,
+        `${name}: HTTP loopback, Prometheus' headers, ${s.concurrency} concurrent scrapers, p50 / p99`,
         `ours ${f(b.http.concurrent.ours.p50.median)} / ${f(b.http.concurrent.ours.p99.median)} ms; prom-client ${f(b.http.concurrent.promClient.p50.median)} / ${f(b.http.concurrent.promClient.p99.median)} ms`,
         runsHttp,
         name === 'large' ? 'p99 < 5 ms' : '—',

@@ -8,15 +8,19 @@
  *    one so drift hits both; our time is also split into collect and serialise;
  *  - loopback HTTP: our real server (startServer) and a minimal prom-client server in this
  *    process, scraped by a child-process client (bench/lib/load-client.ts) with one
- *    scraper and with `concurrency` scrapers; latency is request -> last byte.
+ *    scraper and with `concurrency` scrapers; latency is request -> last byte. The client
+ *    sends Prometheus' Accept and Accept-Encoding, so both answer what Prometheus gets:
+ *    OpenMetrics (prom-client's OpenMetrics registry, same exemplars), gzip at our level.
  */
 import * as http from 'node:http';
+import * as zlib from 'node:zlib';
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { AddressInfo } from 'node:net';
+import { GZIP_LEVEL } from '../src/exporter/exposition';
 import { startServer } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
-import { LoadClient } from './lib/load-client';
+import { LoadClient, PROMETHEUS_HEADERS } from './lib/load-client';
 import { PromEquivalent, helpTexts, sampleDifferences } from './lib/prom-equivalent';
 import { Dist, Figure, dist, figure, median, nowMs, tick } from './lib/stats';
 import { SyntheticBox } from './lib/synthetic-box';
@@ -84,15 +88,23 @@ export interface ScrapeResult {
   boxes: Record<'small' | 'large', BoxResult>;
 }
 
-function promServer(prom: PromEquivalent): Promise<{ url: string; close(): Promise<void> }> {
+/** prom-client served as one would: OpenMetrics when asked (its own registry of that type), gzip when accepted. */
+function promServer(prom: PromEquivalent, promOm: PromEquivalent): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
       return;
     }
-    prom.scrape().then(
-      (body) => {
-        res.writeHead(200, { 'Content-Type': prom.contentType, 'Cache-Control': 'no-store' });
+    const p = (req.headers.accept ?? '').includes('application/openmetrics-text') ? promOm : prom;
+    p.scrape().then(
+      (text) => {
+        const headers: Record<string, string> = { 'Content-Type': p.contentType, 'Cache-Control': 'no-store' };
+        let body: string | Buffer = text;
+        if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+          body = zlib.gzipSync(text, { level: GZIP_LEVEL });
+          headers['Content-Encoding'] = 'gzip';
+        }
+        res.writeHead(200, headers);
         res.end(body);
       },
       (e: Error) => {
@@ -121,13 +133,14 @@ async function setup(box: Box) {
   // HELP texts come from our own output, so the equivalent cannot drift from it.
   const help = helpTexts(await telemetry.scrape());
   const prom = new PromEquivalent(source.model, telemetry.info, () => source.nowNs(), help);
+  const promOm = new PromEquivalent(source.model, telemetry.info, () => source.nowNs(), help, { openMetrics: true, jobId: (h) => source.jobId(h) });
   source.populate();
   const ours = await telemetry.scrape();
   const theirs = await prom.scrape();
   const differences = sampleDifferences(ours, theirs);
   const server = await startServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', source, telemetry, logger: silentLogger, version: 'bench' });
-  const promSrv = await promServer(prom);
-  return { source, telemetry, prom, server, promSrv, ours, theirs, differences };
+  const promSrv = await promServer(prom, promOm);
+  return { source, telemetry, prom, promOm, server, promSrv, ours, theirs, differences };
 }
 
 async function timed(f: () => Promise<unknown>): Promise<number> {
@@ -158,6 +171,7 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
         for (let i = 0; i < 50; i++) {
           await s.telemetry.scrape();
           await s.prom.scrape();
+          await s.promOm.scrape();
         }
         for (let r = 0; r < runs; r++) {
           const run = { ours: [] as number[], prom: [] as number[], collect: [] as number[], serialize: [] as number[], lean: [] as number[], defaults: [] as number[] };
@@ -193,7 +207,7 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
           inRuns.push(run);
           for (const mode of ['single', 'concurrent'] as const) {
             const c = mode === 'single' ? 1 : concurrency;
-            const job = (url: string) => client.run({ url, requests, concurrency: c, warmup: 10 });
+            const job = (url: string) => client.run({ url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency: c, warmup: 10 });
             const first = r % 2 === 0;
             const a = first ? await job(ourUrl) : null;
             const b = await job(s.promSrv.url);
@@ -253,7 +267,7 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
     method:
       'Synthetic box state built from native-format events through the production StateModel, frozen while measured. ' +
       'In-process: Telemetry.scrape() vs prom-client register.metrics() (same series, values read from the same model in collect callbacks), interleaved. ' +
-      'HTTP: our server vs a minimal prom-client server on 127.0.0.1, scraped by a child-process client over keep-alive connections; latency = request start to last byte.',
+      'HTTP: our server vs a minimal prom-client server on 127.0.0.1, scraped by a child-process client over keep-alive connections with Prometheus\' Accept and Accept-Encoding (both answer OpenMetrics, gzip level ' + GZIP_LEVEL + '); latency = request start to last byte.',
     runs,
     iterations,
     requests,

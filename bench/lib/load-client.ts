@@ -7,8 +7,19 @@
 import { ChildProcess, fork } from 'node:child_process';
 import * as http from 'node:http';
 
+/**
+ * What Prometheus sends with every scrape (its default Accept, as bench/fleet.ts, and gzip):
+ * the exporters answer the format and encoding a real scraper gets (OpenMetrics, gzip).
+ */
+export const PROMETHEUS_HEADERS: Readonly<Record<string, string>> = {
+  Accept: 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
+  'Accept-Encoding': 'gzip',
+};
+
 export interface LoadJob {
   url: string;
+  /** Request headers (e.g. PROMETHEUS_HEADERS); none by default. */
+  headers?: Record<string, string>;
   requests: number;
   concurrency: number;
   warmup: number;
@@ -22,10 +33,10 @@ export interface LoadResult {
   status: number[];
 }
 
-function get(agent: http.Agent, url: string): Promise<{ ms: number; bytes: number; status: number }> {
+function get(agent: http.Agent, url: string, headers?: Record<string, string>): Promise<{ ms: number; bytes: number; status: number }> {
   return new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const req = http.get(url, { agent }, (res) => {
+    const req = http.get(url, { agent, headers }, (res) => {
       let bytes = 0;
       res.on('data', (c: Buffer) => (bytes += c.length));
       res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, bytes, status: res.statusCode ?? 0 }));
@@ -38,7 +49,7 @@ function get(agent: http.Agent, url: string): Promise<{ ms: number; bytes: numbe
 async function runJob(job: LoadJob): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
   try {
-    for (let i = 0; i < job.warmup; i++) await get(agent, job.url);
+    for (let i = 0; i < job.warmup; i++) await get(agent, job.url, job.headers);
     const latenciesMs: number[] = [];
     const statuses = new Set<number>();
     let bytes = 0;
@@ -46,7 +57,7 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
     const worker = async () => {
       while (issued < job.requests) {
         issued++;
-        const r = await get(agent, job.url);
+        const r = await get(agent, job.url, job.headers);
         latenciesMs.push(r.ms);
         statuses.add(r.status);
         bytes = r.bytes;

@@ -31,7 +31,7 @@
  */
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ExemplarStore } from './exemplars';
-import { cacheSet, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
+import { cacheSet, concat, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
 
 const UNIT_SUFFIXES = ['seconds', 'bytes'] as const;
 
@@ -88,7 +88,12 @@ export class OpenMetricsSerializer {
   private readonly les = new Map<number, string>();
 
   serialize(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string {
-    let out = '';
+    return concat(this.serializePieces(resourceMetrics, exemplars));
+  }
+
+  /** The body in pieces, one per family (see FastPrometheusSerializer.serializePieces). */
+  serializePieces(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string[] {
+    const out: string[] = [];
     const seen = new Set<string>();
     for (const scope of resourceMetrics.scopeMetrics) {
       for (const metric of scope.metrics) {
@@ -98,10 +103,11 @@ export class OpenMetricsSerializer {
         if (n === undefined || seen.has(n.family) || seen.has(n.sample)) continue;
         seen.add(n.family);
         seen.add(n.sample);
-        out += this.metricText(metric, n, exemplars ?? null);
+        out.push(this.metricText(metric, n, exemplars ?? null));
       }
     }
-    return out + '# EOF\n';
+    out.push('# EOF\n');
+    return out;
   }
 
   /** The 0.0.4 sample name (the exporter package's rules), its family and unit; cached. */

@@ -70,7 +70,10 @@ export function startWebFront(opts: WebFrontOptions): Promise<RunningServer> {
   web.onReloadError = (msg) => opts.errors.inc('web_config', msg);
 
   const send: Send = (res, code, type, body, extra = {}) => {
-    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...web.current.headers, ...extra });
+    // A Buffer's length is known: without Content-Length, Node frames the answer in chunked
+    // encoding, as the head is written before the body (the telemetry path's bodies).
+    const length: Record<string, string> = Buffer.isBuffer(body) && res.req.method !== 'HEAD' ? { 'Content-Length': String(body.length) } : {};
+    res.writeHead(code, { 'Content-Type': type, 'Cache-Control': 'no-store', ...SECURITY_HEADERS, ...web.current.headers, ...extra, ...length });
     res.end(res.req.method === 'HEAD' ? undefined : body);
   };
 

@@ -113,6 +113,11 @@ describe('telemetry path: negotiation and compression', () => {
       const inflated = zlib.gunzipSync(gz.raw).toString('utf8');
       expect(samples(inflated)).toEqual(samples(plain.raw.toString('utf8')));
       expect(gz.raw.length).toBeLessThan(plain.raw.length / 3);
+      // The whole body in one answer of known length: no chunked framing.
+      for (const r of [plain, gz]) {
+        expect(r.headers['content-length']).toBe(String(r.raw.length));
+        expect(r.headers['transfer-encoding']).toBeUndefined();
+      }
     }
     // Refused or not offered: identity.
     for (const ae of ['identity', 'gzip;q=0', 'br', 'identity;q=1, gzip;q=0.5']) {

@@ -98,6 +98,48 @@ test('nothing waiting on the push path (the exporter alone): one drain per backg
   }
 });
 
+test('a rate that would fill an eighth of the ring in one background linger shortens it: no overflow', async () => {
+  // A small ring (8192 events) and a long background linger (1 s) at ~20 k events/s: a
+  // drain per linger would lose ~12 k events a second; the linger shrinks to what an
+  // eighth of the ring takes at the measured rate instead.
+  const engine = NativeEngine.open({ backend: 'sim', gpus: 2, workers_per_gpu: 2, synthesis_concurrency: 16, time_scale: 0.001, event_ring_capacity: 8192 }, undefined, { lingerMs: 5, backgroundLingerMs: 1000 });
+  let submitted = 0;
+  const topUp = () => {
+    const { words } = engine.readCounters();
+    let done = 0;
+    for (let k = 0; k < words[CTR.KINDS]; k++) done += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_PROOFS_COMPLETED] + words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_PROOFS_FAILED];
+    while (submitted - done < 8) {
+      engine.submit('snap-update');
+      submitted++;
+    }
+  };
+  const timer = setInterval(topUp, 5);
+  const until = (cond: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (cond()) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 5);
+    });
+  try {
+    topUp();
+    // The first linger after a quiet spell is the long one and may overflow: start after it.
+    await until(() => engine.stats.drains >= 5);
+    const d0 = engine.stats.drains;
+    const dropped0 = engine.stats.dropped;
+    const events0 = engine.model.eventsTotal;
+    // Enough events to overflow the ring several times over at one drain per second.
+    await until(() => engine.model.eventsTotal - events0 >= 3 * 8192);
+    expect(engine.stats.dropped - dropped0).toBe(0);
+    expect(engine.stats.drains - d0).toBeGreaterThanOrEqual(5);
+  } finally {
+    clearInterval(timer);
+    await engine.close();
+  }
+});
+
 test('lingerMs 0: each wake drains at once and re-arms the wait (the freshness benchmark’s push path)', async () => {
   const engine = NativeEngine.open({ backend: 'sim', gpus: 1, workers_per_gpu: 2, time_scale: 0.001 }, undefined, { lingerMs: 0 });
   // A hook on the push path, as the benchmark has: the short linger (0) applies throughout.

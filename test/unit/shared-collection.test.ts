@@ -6,6 +6,7 @@
  */
 import * as zlib from 'node:zlib';
 import { GZIP_LEVEL, metricsReply } from '../../src/exporter/exposition';
+import { CollectionBodies, utf8Of } from '../../src/exporter/shared-collection';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { silentLogger } from '../../src/util/logger';
 import { ev, MS } from '../helpers/scripted-source';
@@ -80,4 +81,14 @@ test('a request that arrives while a collection runs waits for the next one and 
   } finally {
     await telemetry.shutdown();
   }
+});
+
+test('a body rendered in pieces is sent as the UTF-8 of their concatenation, whatever the characters', () => {
+  const pieces = ['# HELP a ünïcödé\n', '', 'a{job_id="日本"} 1\n', 'b{x="😀 \\"q\\""} 2\n', 'x'.repeat(70_000), '\n# EOF\n'];
+  const whole = pieces.join('');
+  expect(utf8Of(pieces).equals(Buffer.from(whole, 'utf8'))).toBe(true);
+  const bodies = new CollectionBodies(() => pieces);
+  expect(bodies.text('text')).toBe(whole);
+  expect(bodies.encoded('text').equals(Buffer.from(whole, 'utf8'))).toBe(true);
+  expect(zlib.gunzipSync(bodies.encoded('text', GZIP_LEVEL)).toString('utf8')).toBe(whole);
 });

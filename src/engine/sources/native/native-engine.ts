@@ -50,10 +50,17 @@ const WAIT_TIMEOUT_MS = 250;
 export const DEFAULT_INGEST_LINGER_MS = 10;
 /**
  * The same while nothing waits on the push path (the exporter alone): drains then only
- * keep the ring from overflowing (65536 events by default: 0.1 s of drains lets it take
- * 650 k events/s).
+ * keep the ring from overflowing, as every answer (/metrics, /status and so the status
+ * page, which polls /status; OTLP pushes) drains first and nothing is shown from the push
+ * path alone. Each drain is a wake-up of the JS thread (~150 µs of CPU here, bench/
+ * overhead), so 4 a second instead of 10 (100 ms before issue 21) keep the exporter under
+ * 0.5 % of a CPU-bound prover's CPU. The ring is still safe: at an event rate that would
+ * fill more than an eighth of it in one linger, the next linger is shortened to what an
+ * eighth takes at that rate (nextLinger), down to lingerMs.
  */
-export const DEFAULT_BACKGROUND_LINGER_MS = 100;
+export const DEFAULT_BACKGROUND_LINGER_MS = 250;
+/** The native ring's default size (native/README.md, event_ring_capacity). */
+const DEFAULT_RING_CAPACITY = 65536;
 
 export interface IngestOptions {
   /** See DEFAULT_INGEST_LINGER_MS; 0 drains as soon as the wait returns and re-arms it at once. */
@@ -154,7 +161,11 @@ export class NativeEngine implements MetricsSource {
   private readonly eventsEnabled: boolean;
   private readonly lingerMs: number;
   private readonly backgroundLingerMs: number;
+  /** Events one linger may bring before the next comes sooner: an eighth of the ring. */
+  private readonly lingerEvents: number;
   private lingerTimer: NodeJS.Timeout | null = null;
+  /** When refresh() last drained (performance.now()): the events of the next drain arrived since. */
+  private lastDrainMs = 0;
   /** When the pending linger tick is due (performance.now()); 0 when none is (a backoff may be). */
   private tickDueMs = 0;
 
@@ -164,6 +175,8 @@ export class NativeEngine implements MetricsSource {
     this.lingerMs = ingest.lingerMs ?? DEFAULT_INGEST_LINGER_MS;
     this.backgroundLingerMs = ingest.backgroundLingerMs ?? Math.max(this.lingerMs, DEFAULT_BACKGROUND_LINGER_MS);
     this.eventsEnabled = config.events !== false;
+    const ring = typeof config.event_ring_capacity === 'number' && config.event_ring_capacity > 0 ? config.event_ring_capacity : DEFAULT_RING_CAPACITY;
+    this.lingerEvents = Math.max(1, Math.floor(ring / 8));
     for (const r of ['event_wait', 'event_drain', 'resync']) this.model.errors.declare(r);
     const status = this.status();
     this.backend = typeof status.backend === 'string' ? status.backend : String(config.backend ?? 'cpu');
@@ -379,6 +392,7 @@ export class NativeEngine implements MetricsSource {
   refresh(): void {
     if (this.handle === null || this.closing || !this.eventsEnabled) return;
     const before = this.model.eventsTotal;
+    this.lastDrainMs = performance.now();
     try {
       this.drainAll(this.handle);
       if (this.model.eventsTotal !== before) this.stats.drains++;
@@ -595,6 +609,18 @@ export class NativeEngine implements MetricsSource {
     return this.pending.size > 0 || this.onBatch !== null || this.onEvents !== null ? this.lingerMs : this.backgroundLingerMs;
   }
 
+  /**
+   * The linger after a drain that took `n` events (dropped ones included) that arrived
+   * over `sinceMs`: at that rate the ring gets an eighth full in lingerEvents / rate; the
+   * linger is never longer than that (nor shorter than lingerMs), so the ring keeps its
+   * headroom whatever the background linger.
+   */
+  private nextLinger(n: number, sinceMs: number): number {
+    const linger = this.linger();
+    if (n === 0 || linger <= this.lingerMs) return linger;
+    return Math.min(linger, Math.max(this.lingerMs, (this.lingerEvents * Math.max(sinceMs, 0)) / n));
+  }
+
   private scheduleTick(ms: number): void {
     this.tickDueMs = performance.now() + ms;
     this.lingerTimer = setTimeout(this.lingerTick, ms);
@@ -616,8 +642,11 @@ export class NativeEngine implements MetricsSource {
     this.lingerTimer = null;
     this.tickDueMs = 0;
     if (this.handle === null || this.closing) return;
+    const since = performance.now() - this.lastDrainMs;
+    const dropped = this.stats.dropped;
     const n = this.drain();
-    const linger = this.linger(); // after the drain: it may have settled the last awaited proof
+    // After the drain: it may have settled the last awaited proof.
+    const linger = this.nextLinger(n + this.stats.dropped - dropped, since);
     if (n > 0 && linger > 0) this.scheduleTick(linger);
     else this.armWait();
   };
