@@ -4,10 +4,11 @@
  * batch's end, or sooner when the queue is full (OBS_CAPACITY bounds its memory).
  *
  * Why not call the observer at once: observations come at ~0.3 per event, too rarely per
- * call of the model's apply function for V8 to inline the observer there, so each was a
- * real call with its seconds boxed as a heap number (~60 ns, a third of the exporter's
- * ingest cost; issue 21, bench/ingest.ts). Handed over in one loop, the observer's methods
- * inline into that loop. Nothing reads the histograms in between: the queue is emptied
+ * call of the model's apply function for V8 to inline the observer there (it inlines only
+ * call sites run at least ~0.15 times per call), so each was a real call, its seconds boxed
+ * as a heap number, and the exemplar path below it more calls with boxed doubles (issue 21,
+ * bench/ingest.ts). Handed over in one loop (ModelHistograms.observeQueued), nothing is
+ * called per observation. Nothing reads the histograms in between: the queue is emptied
  * before applyEvents returns, so a collection still sees every event applied before it.
  */
 import type { ModelObserver } from './state-model';
