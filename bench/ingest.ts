@@ -117,7 +117,14 @@ function replay(chunks: Buffer[], withHistograms: boolean, topologyFrom: StateMo
   model.setTopology(topologyFrom.topology, 0);
   let telemetry: Telemetry | null = null;
   if (withHistograms) {
-    const src = { model, source: 'run' as const, backend: 'sim', refresh() {}, nowNs: () => 0, statusBody: () => null, snapshotAgeSeconds: () => 0, ready: () => ({ ok: true, reason: '' }) };
+    // Job ids as the engine names them (job-<handle>), so exemplars are recorded as end to end.
+    const ids = new Map<number, string>();
+    const jobId = (h: number) => {
+      let id = ids.get(h);
+      if (id === undefined) ids.set(h, (id = `job-${h}`));
+      return id;
+    };
+    const src = { model, source: 'run' as const, backend: 'sim', refresh() {}, nowNs: () => 0, statusBody: () => null, snapshotAgeSeconds: () => 0, ready: () => ({ ok: true, reason: '' }), jobId };
     telemetry = new Telemetry(src, { version: 'bench', logger: silentLogger });
   }
   // Copies into one reused batch buffer, as the engine does, outside the timed region.

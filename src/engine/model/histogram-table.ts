@@ -35,6 +35,33 @@ export function bucketIndex(bounds: readonly number[], value: number): number {
   return ret;
 }
 
+/** Scratch for reading a double's exponent bits (bucketStarts). */
+const F64 = new Float64Array(1);
+const HI32 = new Uint32Array(F64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const EXP_HI = LITTLE_ENDIAN ? 1 : 0;
+const BINADES = 2048;
+
+/**
+ * Per binary exponent of a double (its 11 exponent bits), the first bucket whose bound is at
+ * least the smallest value with that exponent: the search for a value then starts there and
+ * steps past the few bounds inside its binade (bounds here are >= 1.5x apart, so 0–2 steps)
+ * instead of a binary search of ~4 unpredictable branches (~2x the time of an observation,
+ * bench/ingest.ts). Null when a bound is not positive and finite: bucketIndex is used then.
+ */
+function bucketStarts(bounds: readonly number[]): Uint8Array | null {
+  if (bounds.length > 255) return null;
+  for (let i = 0; i < bounds.length; i++) if (!(bounds[i] > 0 && bounds[i] < Infinity) || (i > 0 && !(bounds[i] > bounds[i - 1]))) return null;
+  const starts = new Uint8Array(BINADES);
+  for (let e = 0; e < BINADES; e++) {
+    // The smallest non-negative double with biased exponent e (0: zero and subnormals).
+    HI32[EXP_HI] = e << 20;
+    HI32[1 - EXP_HI] = 0;
+    starts[e] = bucketIndex(bounds, F64[0]);
+  }
+  return starts;
+}
+
 export class HistogramTable {
   /** Buckets per series: bounds.length + 1 (the last is +Inf). */
   readonly width: number;
@@ -58,6 +85,10 @@ export class HistogramTable {
   exPartition: Int32Array;
   exId: (string | undefined)[];
   private capacity: number;
+  /** bucketStarts(bounds), or null. */
+  private readonly starts: Uint8Array | null;
+  /** The bounds as a typed array (no holes or tags to check in the scan). */
+  private readonly boundsF64: Float64Array;
 
   constructor(
     readonly bounds: readonly number[],
@@ -65,6 +96,8 @@ export class HistogramTable {
     readonly exemplars = false,
   ) {
     this.width = bounds.length + 1;
+    this.starts = bucketStarts(bounds);
+    this.boundsF64 = Float64Array.from(bounds);
     this.capacity = Math.max(1, series);
     const n = this.capacity;
     this.count = new Float64Array(n);
@@ -99,9 +132,21 @@ export class HistogramTable {
     this.sum[s] += value;
     this.min[s] = Math.min(value, this.min[s]);
     this.max[s] = Math.max(value, this.max[s]);
-    const b = bucketIndex(this.bounds, value);
+    const b = this.bucketOf(value);
     this.buckets[s * this.width + b]++;
     return b;
+  }
+
+  /** bucketIndex(bounds, value) for a value >= 0 (-0 included), through the binade table. */
+  bucketOf(value: number): number {
+    const starts = this.starts;
+    if (starts === null) return bucketIndex(this.bounds, value);
+    F64[0] = value;
+    const bounds = this.boundsF64;
+    const n = bounds.length;
+    let i = starts[(HI32[EXP_HI] >>> 20) & 0x7ff];
+    while (i < n && bounds[i] < value) i++;
+    return i;
   }
 
   /** Puts an observation in bucket `b` of series `s` as that bucket's exemplar. */

@@ -73,6 +73,15 @@ import {
   liveSlot,
 } from './kinds';
 import { ModelHistograms } from './model-histograms';
+import {
+  OBS_GPU_IDLE_GAP,
+  OBS_PARTITION_FINALIZE,
+  OBS_PARTITION_GPU,
+  OBS_PARTITION_SYNTHESIS,
+  OBS_PROOF_DONE,
+  OBS_QUEUE_WAIT,
+  ObservationQueue,
+} from './observation-queue';
 
 export interface GpuInfo {
   ordinal: number;
@@ -230,8 +239,13 @@ export class StateModel {
    * observations to `observer`; the scrape benchmark tees it).
    */
   readonly histograms: ModelHistograms = new ModelHistograms(this);
-  /** Receives histogram observations when partitions/proofs finish; null: nobody records them. */
+  /**
+   * Receives histogram observations when partitions/proofs finish; null: nobody records them.
+   * Those of a batch of events reach it at the batch's end (observation-queue.ts), before
+   * applyEvents/applyRecords return.
+   */
   observer: ModelObserver | null = null;
+  private readonly observations = new ObservationQueue();
 
   /** Replaces the topology; workers/GPUs that persist (same id) keep their totals. */
   setTopology(next: Topology, nowNs: number): void {
@@ -432,6 +446,7 @@ export class StateModel {
       this.eventsTotal++;
       this.applyOne(view, off);
     }
+    if (this.observations.n > 0) this.deliverObservations();
     return skipped;
   }
 
@@ -444,7 +459,16 @@ export class StateModel {
     if (sequenced) records.forEach((r, i) => (r.seq = this.lastSeq + 1 + i));
     const view = encodeEvents(records);
     if (sequenced) this.applyEvents(view, records.length);
-    else for (let i = 0; i < records.length; i++) this.applyOne(view, i * EVENT_SIZE);
+    else {
+      for (let i = 0; i < records.length; i++) this.applyOne(view, i * EVENT_SIZE);
+      if (this.observations.n > 0) this.deliverObservations();
+    }
+  }
+
+  /** Hands the queued observations to the observer (none queued without one). */
+  private deliverObservations(): void {
+    if (this.observer !== null) this.observations.deliver(this.observer);
+    else this.observations.n = 0;
   }
 
   private applyOne(v: DataView, off: number): void {
@@ -486,7 +510,7 @@ export class StateModel {
         const k = job.kind;
         if (next === PART_SYNTH_DONE) {
           this.kSynthNs[k] += ns;
-          this.observer?.partitionSynthesis(k, ns / NS_PER_S, job.handle, p);
+          if (this.observer !== null && this.observations.push(OBS_PARTITION_SYNTHESIS, k, ns, job.handle, p)) this.deliverObservations();
         } else if ((prev === PART_GPU || prev === PART_FINALIZING) && (next === PART_DONE || next === PART_FAILED)) {
           // The GPU stage includes the finalize tail (as cuzk's gpu_ms and CTRK_GPU_NS do).
           // The worker that ran it finished one more partition (as CTRW_PARTITIONS counts: at
@@ -495,12 +519,12 @@ export class StateModel {
           const ran = w < this.wPartitions.length ? w : job.ranBy[p];
           if (ran >= 0 && ran < this.wPartitions.length) this.wPartitions[ran]++;
           this.kGpuNs[k] += ns;
-          this.observer?.partitionGpu(k, ns / NS_PER_S, job.handle, p);
+          if (this.observer !== null && this.observations.push(OBS_PARTITION_GPU, k, ns, job.handle, p)) this.deliverObservations();
           const since = job.finSinceNs[p];
           if (prev === PART_FINALIZING && since === since) {
             const fin = Math.max(0, t - since);
             this.kFinalizeNs[k] += fin;
-            this.observer?.partitionFinalize?.(k, fin / NS_PER_S);
+            if (this.observer !== null && this.observations.push(OBS_PARTITION_FINALIZE, k, fin, 0, 0)) this.deliverObservations();
           }
         }
         if (next === PART_DONE) this.kPartsCompleted[k]++;
@@ -551,7 +575,7 @@ export class StateModel {
         if (acquired) {
           this.gLockHeld[g] = 1;
           this.gLockSinceNs[g] = t;
-          if (!resync && (flags & EVF_FIRST) === 0) this.observer?.gpuIdleGap(g, value / NS_PER_S);
+          if (!resync && (flags & EVF_FIRST) === 0 && this.observer !== null && this.observations.push(OBS_GPU_IDLE_GAP, g, value, 0, 0)) this.deliverObservations();
         } else {
           this.gLockHeld[g] = 0;
           this.gLastReleaseNs[g] = t;
@@ -581,7 +605,7 @@ export class StateModel {
       }
       case EV_JOB_STARTED: {
         const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
-        if (job && !resync) this.observer?.queueWait(job.kind, readU64(v, off + EV_OFF_VALUE) / NS_PER_S, job.handle);
+        if (job && !resync && this.observer !== null && this.observations.push(OBS_QUEUE_WAIT, job.kind, readU64(v, off + EV_OFF_VALUE), job.handle, 0)) this.deliverObservations();
         return;
       }
       case EV_JOB_DONE: {
@@ -602,7 +626,7 @@ export class StateModel {
         if (outcome === OUTCOME_COMPLETED) this.kProofsCompleted[job.kind]++;
         else if (outcome === OUTCOME_FAILED) this.kProofsFailed[job.kind]++;
         else if (outcome === OUTCOME_CANCELLED) this.kProofsCancelled[job.kind]++;
-        this.observer?.proofDone(job.kind, outcome, readU64(v, off + EV_OFF_VALUE) / NS_PER_S, job.handle);
+        if (this.observer !== null && this.observations.push(OBS_PROOF_DONE, job.kind, readU64(v, off + EV_OFF_VALUE), job.handle, outcome)) this.deliverObservations();
         return;
       }
       case EV_JOB_EVICTED: {
