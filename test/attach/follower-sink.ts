@@ -14,7 +14,7 @@ export class RecordingSink implements FollowerSink {
     const ls = text.split('\n').slice(0, -1);
     (history ? this.history : this.live).push(...ls);
   }
-  overlong(): void {
+  overlong(_timeline?: boolean): void {
     this.overlongs++;
   }
   caughtUp(): void {
