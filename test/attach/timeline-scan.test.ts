@@ -7,10 +7,12 @@
  * not read off the code.
  */
 import { TimelineScanner, type ScanSink } from '../../src/engine/sources/attach/timeline-scan';
-import { newRecord, parseTimeline } from '../../src/engine/sources/attach/timeline-parser';
+import { newRecord, parseTimeline, TIMELINE_MARK } from '../../src/engine/sources/attach/timeline-parser';
 
 interface Seen {
   records: string[];
+  /** The exact text s[a, b) of each record applied. */
+  texts: string[];
   tornFlags: boolean[];
   history: boolean[];
   bad: string[];
@@ -20,14 +22,17 @@ interface Seen {
 
 /** A scanner whose sink parses with the real parser and writes down what it was handed. */
 function scanner(maxLineBytes = 4096): { scan: (text: string, history?: boolean) => void; seen: Seen; pending: () => number } {
-  const seen: Seen = { records: [], tornFlags: [], history: [], bad: [], torn: [], overlong: 0 };
+  const seen: Seen = { records: [], texts: [], tornFlags: [], history: [], bad: [], torn: [], overlong: 0 };
   const r = newRecord();
   const sink: ScanSink = {
     record(s, a, b, history, _readHr, torn) {
+      // The ScanSink contract: a candidate is a range of s starting at `TIMELINE,`.
+      if (!(a >= 0 && a <= b && b <= s.length && s.startsWith(TIMELINE_MARK, a))) throw new Error(`record() handed a non-candidate [${a}, ${b}) of ${JSON.stringify(s)}`);
       const why = parseTimeline(s, a, b, r);
       if (why !== null) return why;
       const detail = [r.worker >= 0 ? `w${r.worker}` : '', r.partition >= 0 ? `p${r.partition}` : '', r.ms >= 0 ? `ms${r.ms}` : '', r.kind ?? ''].filter((x) => x).join(' ');
       seen.records.push(`${r.offsetMs} ${r.event} ${r.jobId}${detail ? ' ' + detail : ''}`);
+      seen.texts.push(s.slice(a, b));
       seen.tornFlags.push(torn);
       seen.history.push(history);
       return null;
@@ -178,4 +183,181 @@ test('history and live: a head read as history stays history when its rest comes
   scan(',worker=1,gpu_ms=912\n', false);
   expect(seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
   expect(seen.history).toEqual([true]);
+});
+
+// ---- Edges the Stryker run found untested (issue 23; test/mutation/README.md) ----
+
+const START = code('GPU_START');
+const PREFIX = 'Dec 01 10:00:00 gpu-box cuzk[4242]: ';
+/** A short coloured intruder, for lines that must stay under a small limit. */
+const SHORT_CUT = '\x1b[2m2026\x1b[0m x';
+
+test('a whole tracing line between two pieces, first in the next read: the head waits on for its rest', () => {
+  const { scan, seen, pending } = scanner();
+  scan(`TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`);
+  scan(`${COLOUR_INFO}\n,worker=1,gpu_ms=912\n`);
+  expect(seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  expect(seen.texts).toEqual(['TIMELINE,8123,GPU_END,job-1,worker=1,gpu_ms=912']);
+  expect(seen.torn).toEqual([]);
+  expect(pending()).toBe(0);
+});
+
+test('an empty line where the rest should be, first in a read: the head is counted torn (tracing after it is not its rest)', () => {
+  const { scan, seen, pending } = scanner();
+  scan(`TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`);
+  scan(`\n${COLOUR_INFO}\n`);
+  expect(seen.torn).toEqual(['TIMELINE,8123,GPU_END,job-1']);
+  expect(pending()).toBe(0);
+  expect(seen.records).toEqual([]);
+});
+
+test('a timestamp inside a record (a job id holding one) is not tracing: the line, and a torn line\'s rest, are read whole', () => {
+  const { scan, seen } = scanner();
+  scan('TIMELINE,5,GPU_PICKUP,job-2026-12-01T10:00:00,worker=1\n');
+  // Torn after the event; the rest carries the job id with the timestamp.
+  scan(`TIMELINE,6,GPU_START${COLOUR_INFO}\n,job-2026-12-01T10:00:00,worker=1\n`);
+  expect(seen.records).toEqual([`5 ${PICKUP} job-2026-12-01T10:00:00 w1`, `6 ${START} job-2026-12-01T10:00:00 w1`]);
+  expect(seen.tornFlags).toEqual([false, true]);
+  expect(seen.bad).toEqual([]);
+  expect(seen.torn).toEqual([]);
+});
+
+test('colourless tracing only on a later line, or after a line that is not a record for another reason than its form: a bad line, nothing held', () => {
+  const { scan, seen, pending } = scanner();
+  scan(`TIMELINE,abc,GPU_END,job-1,worker=1,gpu_ms=5\n${PLAIN_INFO}\n`);
+  expect(seen.bad).toEqual(['malformed: TIMELINE,abc,GPU_END,job-1,worker=1,gpu_ms=5']);
+  expect(pending()).toBe(0);
+  scan(`TIMELINE,5,NEW_EVENT,job-1,x=1${PLAIN_INFO}\n`);
+  expect(seen.bad).toEqual(['malformed: TIMELINE,abc,GPU_END,job-1,worker=1,gpu_ms=5', `unknown_event: TIMELINE,5,NEW_EVENT,job-1,x=1${PLAIN_INFO}`]);
+  expect(pending()).toBe(0);
+  scan('TIMELINE,6,GPU_PICKUP,job-2,worker=0\n');
+  expect(seen.records).toEqual([`6 ${PICKUP} job-2 w0`]);
+  expect(seen.torn).toEqual([]);
+});
+
+test('a complete record before tracing is handed on without the tracing (flagged torn), even where the whole line would parse', () => {
+  const { scan, seen } = scanner();
+  // An unknown key's value would swallow the coloured text: still cut at its ESC.
+  scan(`TIMELINE,10,GPU_PICKUP,job-2,worker=4,note=x${COLOUR_INFO}\n`);
+  scan(`TIMELINE,12,GPU_PICKUP,job-3,worker=1${PLAIN_INFO}\n`);
+  expect(seen.texts).toEqual(['TIMELINE,10,GPU_PICKUP,job-2,worker=4,note=x', 'TIMELINE,12,GPU_PICKUP,job-3,worker=1']);
+  expect(seen.tornFlags).toEqual([true, true]);
+  expect(seen.bad).toEqual([]);
+});
+
+test('CRLF: a bad line is reported without its CR', () => {
+  const { scan, seen } = scanner();
+  scan('TIMELINE,abc,GPU_END,job-1,worker=1,gpu_ms=5\r\nTIMELINE,7,NEW_EVENT,job-1,x=1\r\n');
+  expect(seen.bad).toEqual(['malformed: TIMELINE,abc,GPU_END,job-1,worker=1,gpu_ms=5', 'unknown_event: TIMELINE,7,NEW_EVENT,job-1,x=1']);
+});
+
+test('line bound at its edge: a line of exactly the limit is read, one byte more is dropped', () => {
+  const base = 'TIMELINE,2,GPU_PICKUP,j,worker=0,x=';
+  const at = base + 'p'.repeat(64 - base.length);
+  const ok = scanner(64);
+  ok.scan(`${at}\n`);
+  expect(ok.seen.records).toEqual([`2 ${PICKUP} j w0`]);
+  expect(ok.seen.overlong).toBe(0);
+  const over = scanner(64);
+  over.scan(`${at}p\n`);
+  expect(over.seen.records).toEqual([]);
+  expect(over.seen.overlong).toBe(1);
+});
+
+test('a torn line put back together: exactly the limit is kept (a CRLF rest counted without its CR), one byte more is given up even though it would parse', () => {
+  const head = 'TIMELINE,8123,GPU_END,job-1';
+  const rest = ',worker=1,gpu_ms=912,x=' + 'p'.repeat(64 - head.length - 23);
+  expect(head.length + rest.length).toBe(64);
+  for (const eol of ['\n', '\r\n']) {
+    const at = scanner(64);
+    at.scan(`${head}${SHORT_CUT}\n${rest}${eol}`);
+    expect(at.seen.texts).toEqual([head + rest]);
+    expect(at.seen.torn).toEqual([]);
+  }
+  const over = scanner(64);
+  over.scan(`${head}${SHORT_CUT}\n${rest}p\n`);
+  expect(over.seen.records).toEqual([]);
+  expect(over.seen.torn).toEqual([head]);
+});
+
+test('text whose last line has no newline (not what the follower hands on): read as if it had one, never a hang', () => {
+  const { scan, seen } = scanner();
+  scan('TIMELINE,1,GPU_END,j,worker=0,gpu_ms=912');
+  scan(`TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`);
+  scan(',worker=1,gpu_ms=912');
+  expect(seen.records).toEqual([`1 ${END} j w0 ms912`, `8123 ${END} job-1 w1 ms912`]);
+});
+
+test('a new TIMELINE line, itself followed by tracing, before the rest came: the head is counted torn, the new line read on its own (also first in a read)', () => {
+  for (const split of [false, true]) {
+    const { scan, seen, pending } = scanner();
+    const first = `TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`;
+    const second = `TIMELINE,8124,GPU_PICKUP,job-2,worker=0${COLOUR_INFO}\n`;
+    if (split) {
+      scan(first);
+      scan(second);
+    } else scan(first + second);
+    expect(seen.torn).toEqual(['TIMELINE,8123,GPU_END,job-1']);
+    expect(seen.records).toEqual([`8124 ${PICKUP} job-2 w0`]);
+    expect(pending()).toBe(0);
+  }
+});
+
+test('a rest that completes the record and is itself followed by tracing: applied (history as the head\'s), nothing held', () => {
+  for (const headHistory of [true, false]) {
+    const { scan, seen, pending } = scanner();
+    scan(`TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`, headHistory);
+    scan(`,worker=1,gpu_ms=912${COLOUR_INFO}\nTIMELINE,9,GPU_PICKUP,job-3,worker=0\n`, false);
+    expect(seen.records).toEqual([`8123 ${END} job-1 w1 ms912`, `9 ${PICKUP} job-3 w0`]);
+    expect(seen.texts[0]).toBe('TIMELINE,8123,GPU_END,job-1,worker=1,gpu_ms=912');
+    expect(seen.tornFlags).toEqual([true, false]);
+    expect(seen.history).toEqual([headHistory, false]);
+    expect(seen.torn).toEqual([]);
+    expect(pending()).toBe(0);
+  }
+});
+
+test('up to 8 pieces torn again are waited for; a 9th is one too many (the rest after it is not glued on)', () => {
+  const build = (k: number): string => {
+    let text = `TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`;
+    for (let i = 0; i < k; i++) text += `,x${i}=1${COLOUR_INFO}\n`;
+    return text + ',worker=1,gpu_ms=912\n';
+  };
+  const eight = scanner();
+  eight.scan(build(8));
+  expect(eight.seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  expect(eight.seen.torn).toEqual([]);
+  const nine = scanner();
+  nine.scan(build(9));
+  expect(nine.seen.records).toEqual([]);
+  expect(nine.seen.torn).toHaveLength(1);
+  expect(nine.pending()).toBe(0);
+});
+
+test('prefixes: a two-character one, first in the next read; a journal prefix whose time moved on; a prefix on the head\'s line only; a colourless cut behind a prefix', () => {
+  const two = scanner();
+  two.scan(`> TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n`);
+  two.scan('> ,worker=1,gpu_ms=912\n');
+  expect(two.seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  const later = scanner();
+  later.scan(`${PREFIX}TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\nDec 01 10:00:01 gpu-box cuzk[4242]: ,worker=1,gpu_ms=912\n`);
+  expect(later.seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  const headOnly = scanner();
+  headOnly.scan(`${PREFIX}TIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n,worker=1,gpu_ms=912\n`);
+  expect(headOnly.seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  const plain = scanner();
+  plain.scan(`${PREFIX}TIMELINE,8123,GPU_END,job-1${PLAIN_INFO}\n${PREFIX},worker=1,gpu_ms=912\n`);
+  expect(plain.seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  for (const s of [two, later, headOnly, plain]) {
+    expect(s.seen.torn).toEqual([]);
+    expect(s.pending()).toBe(0);
+  }
+});
+
+test('a one-character prefix is too short to tell a journal prefix: the rest is read from its line\'s start', () => {
+  const { scan, seen } = scanner();
+  // The character (w) recurs in the rest; the rest is itself followed by tracing.
+  scan(`wTIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n,worker=1,gpu_ms=912${COLOUR_INFO}\n`);
+  expect(seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  expect(seen.torn).toEqual([]);
 });
