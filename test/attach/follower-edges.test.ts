@@ -56,6 +56,17 @@ function follower(opts: Partial<FollowerOptions> = {}): { f: LogFollower; sink: 
   return { f, sink, file };
 }
 
+/** This process's descriptors open on `file` (Linux /proc). */
+function fdsOn(file: string): string[] {
+  return fs.readdirSync('/proc/self/fd').filter((d) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${d}`) === file;
+    } catch {
+      return false;
+    }
+  });
+}
+
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Waits (event-loop turns, bounded) until cond holds; false when it never did. */
 async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
@@ -93,6 +104,7 @@ describe('standard input', () => {
     const sink = new Sink();
     const f = new LogFollower({ path: '-', pollMs: 1000, maxLineBytes: 1024, catchUpBytes: 1024, stdin }, sink);
     open.push(f);
+    expect(f.up).toBe(false); // nothing read yet
     f.start();
     expect(sink.states).toEqual([[true, null]]);
     expect(sink.messages).toEqual(['reading TIMELINE lines from standard input']);
@@ -116,6 +128,7 @@ describe('standard input', () => {
     stdin.end();
     expect(await until(() => sink.states.at(-1)?.[1] === 'timeline_eof')).toBe(true);
     expect(sink.states.at(-1)).toEqual([false, 'timeline_eof']);
+    expect(sink.messages.at(-1)).toBe('standard input closed: no more TIMELINE lines (the feeding command ended)');
     expect(f.up).toBe(false);
   });
 
@@ -200,14 +213,44 @@ describe('a path that is missing or not a file', () => {
     const { f, file } = follower();
     execFileSync('mkfifo', [file]);
     await f.tick();
-    const onIt = fs.readdirSync('/proc/self/fd').filter((d) => {
-      try {
-        return fs.readlinkSync(`/proc/self/fd/${d}`) === file;
-      } catch {
-        return false;
-      }
+    expect(fdsOn(file)).toEqual([]);
+  });
+
+  test('a read error: down with it, the file closed (no descriptor left on it); the next look opens it again, from its start', async () => {
+    const { f, sink, file } = follower();
+    fs.writeFileSync(file, 'a\n');
+    const fsm = require('node:fs') as typeof fs;
+    jest.spyOn(fsm, 'readSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
     });
-    expect(onIt).toEqual([]);
+    await f.tick();
+    expect(sink.states).toEqual([
+      [true, null],
+      [false, 'timeline_read'],
+    ]);
+    expect(sink.messages[1]).toBe(`${file}: EIO: i/o error, read`);
+    expect(fdsOn(file)).toEqual([]);
+    await f.tick();
+    expect(sink.states.at(-1)).toEqual([true, null]);
+    expect(sink.newFileAt).toEqual([0, 0]);
+    expect(sink.live).toEqual(['a']);
+  });
+
+  test('the same inode number on another device is another file: the old one finished, the new one read from its start', async () => {
+    const { f, sink, file } = follower();
+    fs.writeFileSync(file, 'a\n');
+    await f.tick();
+    const fsm = require('node:fs') as typeof fs;
+    const real = fsm.statSync;
+    jest.spyOn(fsm, 'statSync').mockImplementation(((...a: unknown[]) => {
+      const st = (real as (...x: unknown[]) => fs.Stats).apply(fsm, a);
+      st.dev += 1;
+      return st;
+    }) as never);
+    await f.tick();
+    expect(sink.newFileAt).toEqual([0, 0]);
+    expect(sink.history).toEqual(['a']);
+    expect(sink.live).toEqual(['a']);
   });
 });
 
@@ -323,6 +366,7 @@ describe('reads: the stat short-cut, synchronous or not, the budget per look', (
     fs.appendFileSync(file, 'TIMELINE,1,GPU_PICKUP,a,worker=0\n');
     const few = await countIo(() => f.tick());
     expect(few).toEqual({ stat: 1, fstat: 0, readSync: 1, read: 0 });
+    expect(sink.caughtUps).toBe(before + 2); // its short read found the end
     expect(sink.live).toEqual(['TIMELINE,1,GPU_PICKUP,a,worker=0']);
   });
 
@@ -332,8 +376,8 @@ describe('reads: the stat short-cut, synchronous or not, the budget per look', (
     await f.tick();
     fs.appendFileSync(file, big.repeat(700)); // 70 kB
     const over = await countIo(() => f.tick());
-    expect(over.readSync).toBe(0);
-    expect(over.read).toBeGreaterThanOrEqual(1);
+    // One asynchronous read (up to READ_CHUNK, 1 MiB) finds it all and the end.
+    expect([over.readSync, over.read]).toEqual([0, 1]);
     fs.appendFileSync(file, big.repeat(655) + 'y'.repeat(64 * 1024 - 65_500 - 1) + '\n'); // 65 536 bytes
     const at = await countIo(() => f.tick());
     expect([at.readSync, at.read]).toEqual([1, 1]);
@@ -362,6 +406,7 @@ describe('reads: the stat short-cut, synchronous or not, the budget per look', (
     expect(fs.statSync(file).mtimeMs).toBe(T * 1000);
     await f.tick();
     expect(sink.lostReasons).toEqual(['timeline_rewritten']);
+    expect(sink.lostMessages).toEqual([`${file}: rewritten in place since the last look (a copytruncate, then more than before written): read again from its start`]);
     expect(sink.live).toEqual(['TIMELINE,1,GPU_PICKUP,a,worker=0', 'TIMELINE,2,GPU_PICKUP,b,worker=1']);
   });
 
@@ -429,6 +474,18 @@ describe('a backlog past maxBacklogBytes', () => {
     expect(sink.live).toEqual(['c']);
   });
 
+  test('the followed file deleted with a backlog past the bound: what is left of it is still read from its last catchUpBytes', async () => {
+    const { f, sink, file } = follower({ catchUpBytes: 100, maxBacklogBytes: 100 });
+    fs.writeFileSync(file, '');
+    await f.tick();
+    fs.appendFileSync(file, `${'a'.repeat(399)}\n${'b'.repeat(49)}\n`);
+    fs.rmSync(file);
+    await f.tick();
+    expect(sink.lostReasons).toEqual(['timeline_skipped']);
+    expect(sink.history).toEqual(['b'.repeat(49)]);
+    expect(sink.live).toEqual([]);
+  });
+
   test('a skipped tail with no line start in it: reading goes on at the end of the file (bytes left in the read buffer are not taken for a newline)', async () => {
     const { f, sink, file } = follower({ catchUpBytes: 102, maxBacklogBytes: 100 });
     fs.writeFileSync(file, '');
@@ -461,6 +518,33 @@ test('a catch-up whose tail holds no line start reads nothing of it: reading goe
   fs.appendFileSync(file, '-end\nnext\n');
   await f.tick();
   expect(sink.live).toEqual(['-end', 'next']);
+});
+
+test('the file cut short between the stat and the catch-up\'s read: nothing of it is history, what comes next is read from its start', async () => {
+  const { f, sink, file } = follower({ catchUpBytes: 10 });
+  fs.writeFileSync(file, 'line one\nline two\nline three\n');
+  const fsm = require('node:fs') as typeof fs;
+  const real = fsm.read;
+  jest.spyOn(fsm, 'read').mockImplementationOnce(((...a: unknown[]) => {
+    fs.truncateSync(file, 0);
+    return (real as (...x: unknown[]) => void).apply(fsm, a);
+  }) as never);
+  await f.tick();
+  expect(sink.history).toEqual([]);
+  fs.appendFileSync(file, 'fresh\n');
+  await f.tick();
+  expect(sink.live).toEqual(['fresh']);
+});
+
+test('copytruncate, more written, a NUL among the bytes before the read position: a rewrite (a hole is all zeros)', async () => {
+  const { f, sink, file } = follower();
+  fs.writeFileSync(file, 'line one\nline two\n');
+  await f.tick();
+  fs.truncateSync(file, 0);
+  fs.appendFileSync(file, `a\0${'b'.repeat(30)}\n`);
+  await f.tick();
+  expect(sink.lostReasons).toEqual(['timeline_rewritten']);
+  expect(sink.live).toEqual([`a\0${'b'.repeat(30)}`]);
 });
 
 describe('a hole (a truncation whose writer kept its offset)', () => {

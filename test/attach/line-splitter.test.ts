@@ -101,6 +101,25 @@ test('a partial line of exactly the limit is held (its newline may come next); o
   expect(overlongs).toEqual([false]);
 });
 
+test('a held partial line pushed over the limit: its kept start (what was held and the next 64 bytes) says whether it was a TIMELINE line', () => {
+  const a = splitter(32);
+  a.push('TIMELINE,1,GPU_PICKUP'); // held
+  a.push('x'.repeat(40)); // over the limit: dropped
+  a.push('\nok\n');
+  expect(a.sink.live).toEqual(['ok']);
+  expect(a.overlongs).toEqual([true]);
+  const split = splitter(32);
+  split.push('xxTIMEL');
+  split.push('INE,' + 'y'.repeat(40) + '\n');
+  expect(split.overlongs).toEqual([true]);
+  const late = splitter(32);
+  late.push('abc');
+  late.push('x'.repeat(70) + 'TIMELINE,1,GPU_PICKUP,j,worker=0'); // the mark past the next 64 bytes
+  late.push('\nok\n');
+  expect(late.overlongs).toEqual([false]);
+  expect(late.sink.live).toEqual(['ok']);
+});
+
 test('the skip ends at the first newline even when it is the first byte of a read', () => {
   const { push, sink, overlongs } = splitter(16);
   push('q'.repeat(40));
