@@ -120,6 +120,17 @@ test('a held partial line pushed over the limit: its kept start (what was held a
   expect(late.sink.live).toEqual(['ok']);
 });
 
+test('a skip ending on the last byte of a read leaves nothing held: the next over-long line is judged by its own first maxLineBytes', () => {
+  const { push, overlongs, s } = splitter(128);
+  push('q'.repeat(200));
+  push('\n'); // the skip ends here, nothing after it
+  expect(s.pendingBytes).toBe(0);
+  // `TIMELINE,` at byte 100: within the limit, so this was a TIMELINE line.
+  push('x'.repeat(100) + 'TIMELINE,1,GPU_PICKUP,j,worker=0' + 'y'.repeat(100));
+  push('\n');
+  expect(overlongs).toEqual([false, true]);
+});
+
 test('the skip ends at the first newline even when it is the first byte of a read', () => {
   const { push, sink, overlongs } = splitter(16);
   push('q'.repeat(40));
