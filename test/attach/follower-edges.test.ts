@@ -474,6 +474,26 @@ describe('a backlog past maxBacklogBytes', () => {
     expect(sink.live).toEqual(['c']);
   });
 
+  test('a skipped tail with no newline anywhere in the read buffer either: reading goes on at the end of the file', async () => {
+    const MiB = 1024 * 1024;
+    const { f, sink, file } = follower({ catchUpBytes: 1000, maxBacklogBytes: 3 * MiB });
+    fs.writeFileSync(file, '');
+    await f.tick();
+    // Zeros (sparse) read through the whole read buffer (1 MiB and the 256 bytes before the
+    // position): no byte of it is a newline any more.
+    fs.truncateSync(file, MiB);
+    await f.tick();
+    fs.truncateSync(file, 2 * MiB + 10);
+    await f.tick();
+    fs.truncateSync(file, 5 * MiB + 20); // 3 MiB + 10 at once: skipped
+    await f.tick();
+    expect(sink.lostReasons).toEqual(['timeline_skipped']);
+    fs.appendFileSync(file, 'z\nnext\n');
+    await f.tick();
+    expect(sink.live).toEqual(['z', 'next']);
+    expect(sink.history).toEqual([]);
+  });
+
   test('the followed file deleted with a backlog past the bound: what is left of it is still read from its last catchUpBytes', async () => {
     const { f, sink, file } = follower({ catchUpBytes: 100, maxBacklogBytes: 100 });
     fs.writeFileSync(file, '');
