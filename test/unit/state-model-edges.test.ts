@@ -389,3 +389,128 @@ test('a record with a sequence number already applied is skipped even when it eq
   expect(m.applyEvents(two, 1, 48)).toBe(0);
   expect([...m.jobs.keys()]).toEqual([1, 4]);
 });
+
+describe('defaults, ownership and counting rules the golden script leaves untested', () => {
+  test('a new model has the empty topology without lock events; workers that appear own no partition and no kind', () => {
+    const m = new StateModel();
+    expect(m.topology).toEqual({ gpus: [], workers: [], lockEvents: false });
+    m.setTopology(topo(2, 1), 0);
+    expect([[...m.wPartition], [...m.wKind], [...m.oPart]]).toEqual([[-1, -1], [-1, -1], [-1, -1]]);
+  });
+
+  test('partitions TIMELINE does not vouch for (supersededOnGpu) are not "on the GPU" for idle_with_partitions_on_gpu', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 2), ev.part(MS, 1, SNAP, 0, GPU)]); // (a state record: no worker named)
+    expect(m.statusMismatch()).toBe(true);
+    m.supersededOnGpu = 1;
+    expect(m.statusMismatch()).toBe(false);
+  });
+
+  test('any reason can be set from outside, the first one too', () => {
+    const m = new StateModel();
+    m.setTopology(topo(1, 1, false), 0);
+    m.setMismatchReason('idle_with_partitions_on_gpu', true);
+    expect([m.statusMismatch(), m.mismatchReasons()]).toEqual([true, ['idle_with_partitions_on_gpu']]);
+  });
+
+  test('unsequenced records get no sequence numbers', () => {
+    const m = new StateModel();
+    m.setTopology(topo(1, 1, false), 0);
+    const recs: EventRecord[] = [{ seq: 0, ...ev.queued(0, 1, SNAP, 1) }, { seq: 0, ...ev.part(MS, 1, SNAP, 0, SYN) }];
+    m.applyRecords(recs, false);
+    expect([recs.map((r) => r.seq), m.lastSeq, live(m, SNAP, 1)]).toEqual([[0, 0], 0, 1]);
+  });
+
+  test('finalizing is not an end: the worker still owns the partition (split proving)', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 1), ev.busy(MS, 0, 0, 1, SNAP, 0), ev.handoff(MS, 0, 0, 1, SNAP, 0), ev.finalizing(2 * MS, 0, 0, 1, SNAP, 0, MS)]);
+    expect([m.oPart[0], m.oJob[0], m.ownedCount]).toEqual([0, 1, 1]);
+  });
+
+  test('a partition sent back to pending from the GPU counts as pending and ends no GPU stage', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 1), ev.busy(MS, 0, 0, 1, SNAP, 0), ev.handoff(MS, 0, 0, 1, SNAP, 0), ev.part(3 * MS, 1, SNAP, 0, 0, 2 * MS)]);
+    expect([live(m, SNAP, 0), live(m, SNAP, LIVE_GPU), m.kGpuNs[SNAP], m.wPartitions[0], m.kPartsCompleted[SNAP] + m.kPartsFailed[SNAP]]).toEqual([1, 0, 0, 0, 0]);
+  });
+
+  test('an end naming its worker credits that worker even when no pickup was seen; one naming no known worker credits the one seen picking it up', () => {
+    const s = new ScriptedSource(topo(2, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 2), ev.part(MS, 1, SNAP, 0, GPU), ev.end(2 * MS, 0, 1, 1, SNAP, 0, DONE, MS)]);
+    expect([m.wPartitions[0], m.wPartitions[1]]).toEqual([0, 1]);
+    // worker slot 2 is one past the last: the end falls back on the pickup (worker 0)
+    s.apply([ev.busy(3 * MS, 0, 0, 1, SNAP, 1), ev.part(3 * MS, 1, SNAP, 1, GPU), ev.end(4 * MS, 0, 2, 1, SNAP, 1, DONE, MS)]);
+    expect([m.wPartitions[0], m.wPartitions[1]]).toEqual([1, 1]);
+  });
+
+  test('a worker busy on a job the model does not know (yet) is busy, nothing else', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.busy(MS, 0, 0, 99, SNAP, 3)]);
+    expect([m.busyWorkers, m.wJob[0], m.wPartition[0], m.wKind[0], m.jobs.size]).toEqual([1, 99, 3, SNAP, 0]);
+  });
+
+  test('a lock record for a GPU the topology lacks is not observed', () => {
+    const s = new ScriptedSource(topo(1, 1));
+    const r = new Recorder();
+    s.model.observer = r;
+    s.apply([ev.lock(MS, 1, 0, 3 * MS), ev.unlock(2 * MS, 1, 0, MS)]);
+    expect([r.calls, [...s.model.gLockHeld], [...s.model.gLockHeldNs]]).toEqual([[], [0], [0]]);
+  });
+
+  test('a job queued again under a handle the model holds changes nothing', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 2), ev.part(MS, 1, SNAP, 0, SYN), ev.queued(2 * MS, 1, WPOST, 5)]);
+    expect([m.unfinishedJobs, live(m, SNAP, 0), live(m, SNAP, 1), live(m, WPOST, 0), m.jobs.get(1)!.states.length]).toEqual([1, 1, 1, 0, 2]);
+  });
+
+  test('when a job ends, partitions already done stay done, live ones fail; an unknown outcome counts as no proof outcome', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 2), ev.part(MS, 1, SNAP, 0, DONE), ev.part(MS, 1, SNAP, 1, SYN), ev.done(2 * MS, 1, SNAP, 7, 2 * MS)]);
+    expect([...m.jobs.get(1)!.states]).toEqual([DONE, FAILED]);
+    expect([m.kProofsCompleted[SNAP], m.kProofsFailed[SNAP], m.kProofsCancelled[SNAP], m.unfinishedJobs]).toEqual([0, 0, 0, 0]);
+  });
+
+  test('evicting a job with done partitions leaves the other kinds\' gauges alone', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    const m = s.model;
+    s.apply([ev.queued(0, 1, SNAP, 1), ev.handoff(MS, 0, 0, 1, SNAP, 0), ev.finalizing(2 * MS, 0, 0, 1, SNAP, 0, MS)]);
+    s.apply([ev.queued(0, 2, WPOST, 1), ev.part(MS, 2, WPOST, 0, DONE), ev.done(2 * MS, 2, WPOST, OUTCOME_COMPLETED, 2 * MS)]);
+    s.apply([{ type: EV_JOB_EVICTED, tNs: 3 * MS, job: 2, kind: WPOST }]);
+    expect([m.partitionsFinalizing(), m.kLive.reduce((a, b) => a + b, 0)]).toEqual([1, 1]);
+  });
+
+  test('ends match ownership by job and partition: a named end only its worker, an unnamed one or one naming no known worker every worker', () => {
+    const s = new ScriptedSource(topo(2, 1, false));
+    const m = s.model;
+    const own = () => [m.oJob[0], m.oPart[0], m.oJob[1], m.oPart[1], m.ownedCount];
+    s.apply([ev.queued(0, 1, SNAP, 2), ev.queued(0, 2, SNAP, 2), ev.queued(0, 3, SNAP, 2)]);
+    s.apply([ev.handoff(MS, 0, 1, 1, SNAP, 0), ev.handoff(MS, 0, 0, 2, SNAP, 0)]);
+    expect(own()).toEqual([2, 0, 1, 0, 2]);
+    // job 1 partition 0 ends, naming worker 0: worker 0 owns partition 0 of job 2, worker 1 is not named
+    s.apply([ev.end(2 * MS, 0, 0, 1, SNAP, 0, DONE, MS)]);
+    expect(own()).toEqual([2, 0, 1, 0, 2]);
+    s.apply([ev.end(3 * MS, 0, 0, 2, SNAP, 0, DONE, MS)]);
+    expect(own().slice(1)).toEqual([-1, 1, 0, 1]);
+    // an end naming worker slot 2 (one past the last) is matched against every worker
+    s.apply([ev.handoff(4 * MS, 0, 0, 1, SNAP, 1), ev.end(5 * MS, 0, 2, 1, SNAP, 1, DONE, MS)]);
+    expect(own().slice(1)).toEqual([-1, 1, 0, 1]);
+    // unnamed: partition 1 of job 3 ends while worker 0 owns partition 1 of job 2
+    s.apply([ev.handoff(6 * MS, 0, 0, 2, SNAP, 1), ev.part(6 * MS, 3, SNAP, 1, GPU), ev.part(7 * MS, 3, SNAP, 1, DONE, MS)]);
+    expect(own()).toEqual([2, 1, 1, 0, 2]);
+    // job 3 ends: its owners only (none)
+    s.apply([ev.done(8 * MS, 3, SNAP, OUTCOME_COMPLETED, 8 * MS)]);
+    expect(own()).toEqual([2, 1, 1, 0, 2]);
+  });
+
+  test('without lock events nothing is ever starved (an attached cuzk: the lock is not seen)', () => {
+    const s = new ScriptedSource(topo(1, 1, false));
+    s.apply([ev.queued(0, 1, SNAP, 1)]);
+    expect(s.model.gpuStarvedNsAt(0, 10 * MS)).toBe(0);
+  });
+});
