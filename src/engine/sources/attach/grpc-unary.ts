@@ -45,7 +45,6 @@ export function unaryCall<T>(
   const call = channel.createCall(path, deadline, undefined, null, undefined);
   let readError: grpc.StatusObject | null = null;
   let response: T | null = null;
-  let received = false;
   let finished = false;
   call.start(new grpc.Metadata(), {
     onReceiveMetadata: () => {},
@@ -58,7 +57,6 @@ export function unaryCall<T>(
         call.cancelWithStatus(readError.code, readError.details);
         return;
       }
-      received = true;
       if (response !== null) call.cancelWithStatus(grpc.status.UNIMPLEMENTED, 'Too many responses received');
       response = value;
     },
@@ -66,7 +64,6 @@ export function unaryCall<T>(
       if (finished) return;
       finished = true;
       const status = readError ?? s;
-      if (!received) response = null;
       if (status.code !== grpc.status.OK) done(errorFromStatus(status));
       else if (response === null) done(errorFromStatus({ code: grpc.status.UNIMPLEMENTED, details: 'No message received', metadata: status.metadata }));
       else done(null, response);
