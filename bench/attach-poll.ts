@@ -479,7 +479,7 @@ g.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, port) =>
 process.on('disconnect', () => process.exit(0));
 `;
 
-class SurfacesDaemon {
+export class SurfacesDaemon {
   private constructor(
     private readonly child: ChildProcess,
     readonly statusUrl: string,
@@ -571,7 +571,7 @@ export function grpcStatus(snap: Record<string, unknown>, t: number): unknown {
  * but takes a few ms here; on the real clock its TIMELINE lines would soon claim offsets
  * ahead of real time and be refused (timeline-clock.ts), and its uptime would outrun ours.
  */
-class CycleClock {
+export class CycleClock {
   private readonly real = process.hrtime.bigint;
   private readonly base = process.hrtime.bigint();
   private cycleStart = this.base;

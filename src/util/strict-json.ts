@@ -36,6 +36,21 @@ export interface JsonShape {
  * goes on (it stops there when the count is not bounded).
  */
 export function jsonShapeBytes(b: Uint8Array, maxContainers = Infinity, maxDepth = Infinity): JsonShape {
+  const containers = scanShape(b, maxContainers, maxDepth);
+  return { containers, depth: scannedDepth };
+}
+
+/** The depth measured by the last scanShape. */
+let scannedDepth = 0;
+
+/**
+ * jsonShapeBytes' scan: returns the count, leaves the depth in `scannedDepth`. Apart from
+ * the result object on purpose: the scan runs once a poll and V8 compiles its loop on stack
+ * replacement before the code after it has ever run; an object literal there, without type
+ * feedback, sent every call back to the interpreter (hundreds of deoptimisations over the
+ * first ~500 polls of bench/attach-poll.ts). A number and a variable need no feedback.
+ */
+function scanShape(b: Uint8Array, maxContainers: number, maxDepth: number): number {
   let depth = 0;
   let max = 0;
   let n = 0;
@@ -51,17 +66,24 @@ export function jsonShapeBytes(b: Uint8Array, maxContainers = Infinity, maxDepth
         if (d === 92 /* \ */) i++;
       }
     } else if (c === 91 /* [ */ || c === 123 /* { */) {
-      if (++n > maxContainers) return { containers: n, depth: max };
+      if (++n > maxContainers) {
+        scannedDepth = max;
+        return n;
+      }
       if (++depth > max && !deep) {
         max = depth;
         if (max > maxDepth) {
           deep = true;
-          if (maxContainers === Infinity) return { containers: n, depth: max };
+          if (maxContainers === Infinity) {
+            scannedDepth = max;
+            return n;
+          }
         }
       }
     } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
   }
-  return { containers: n, depth: max };
+  scannedDepth = max;
+  return n;
 }
 
 /**

@@ -134,6 +134,17 @@ describe('StaleStatus: rule 3, a worker proving for too long', () => {
     expect(st.settle(status([pipe('a', 30, [part(0, 'gpu', 5_000)])], [worker(1, 'a', 0, 5)])).status.gpu_workers[0].state).toBe('proving');
     expect(st.settle(status([pipe('a', 30, [part(0, 'gpu', 5_001)])], [worker(1, 'a', 0, 5)])).status.gpu_workers[0].state).toBe('idle');
   });
+
+  test('an owned threshold below the unowned one (options): the owned partition past it abandoned and its job failed, an unowned one of the same age not', () => {
+    // minOwnedMs 5 s, unowned floor the default 10 s: rule 3 applies at 5 s, rule 2 only at 10 s.
+    let r = new StaleStatus({ minOwnedMs: 5_000 }).settle(status([pipe('a', 30, [part(0, 'gpu', 5_001)]), pipe('b', 30, [part(0, 'gpu', 5_001)])], [worker(1, 'a', 0, 5)]));
+    expect(states(r.status, 'a')).toEqual(['failed*']);
+    expect(states(r.status, 'b')).toEqual(['gpu']);
+    expect(r.fresh).toEqual([{ jobId: 'a', kind: 'porep-c2' }]);
+    r = new StaleStatus({ minOwnedMs: 5_000 }).settle(status([pipe('a', 30, [part(0, 'gpu', 5_000)])], [worker(1, 'a', 0, 5)]));
+    expect(states(r.status, 'a')).toEqual(['gpu']);
+    expect(r.fresh).toEqual([]);
+  });
 });
 
 describe('StaleStatus: rule 4, pending partitions skipped at dispatch', () => {

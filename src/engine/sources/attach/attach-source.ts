@@ -76,9 +76,12 @@ class PollError extends Error {
 
 const hrNowNs = (): number => Number(process.hrtime.bigint());
 
-/** A partition state's place in a job's life (cuzk's names): done and failed are final. */
-const STATE_RANK: Record<string, number> = { pending: 0, synthesizing: 1, synth_done: 2, gpu: 3, done: 4, failed: 4 };
-const DONE_RANK = 4;
+/**
+ * Whether a partition state (cuzk's names: pending, synthesizing, synth_done, gpu, done,
+ * failed) is final. Two comparisons, not a lookup by name in a table (~800 partitions a
+ * poll; any other name, `constructor` included, is not final).
+ */
+const isFinalState = (state: string): boolean => state === 'done' || state === 'failed';
 
 /** Fetches a URL with a deadline and a body-size limit. */
 export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, signal?: AbortSignal, agents?: KeepAlive): Promise<Buffer> {
@@ -499,7 +502,7 @@ export class AttachSource implements MetricsSource {
       const ended = seen !== undefined && seen.length === parts.length ? seen : new Uint8Array(parts.length);
       let regressed = false;
       for (let i = 0; i < parts.length; i++) {
-        const done = (STATE_RANK[parts[i].state] ?? 0) >= DONE_RANK ? 1 : 0;
+        const done = isFinalState(parts[i].state) ? 1 : 0;
         // `seen` is read at i before `ended` (possibly the same array) is written there.
         if (tracked && done === 0 && i < seen.length && seen[i] === 1) regressed = true;
         ended[i] = done;

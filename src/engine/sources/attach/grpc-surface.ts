@@ -27,6 +27,7 @@ import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
 import type { Logger } from '../../../util/logger';
 import { BOUNDS, IdentityGuard, maxProofsIn } from '../plausibility';
 import { CuzkMetricsText, GRPC_LIMITS as LIMITS, StatusMsg, grpcDetail, guardedService, metricsKindIndex, parseCuzkMetrics, validateStatus } from './grpc-wire';
+import { UnaryCall, unaryCall } from './grpc-unary';
 import { SampleHistory, Surface, ThrottledLog, WorkerClaim, WorkerSample, hrNowNs, quoteName } from './surface';
 
 export const GRPC_ERRORS = ['grpc_unavailable', 'grpc_deadline', 'grpc_too_large', 'grpc_error', 'grpc_bad_response', 'grpc_restart', 'grpc_conflict'] as const;
@@ -104,7 +105,9 @@ export class GrpcSurface implements Surface {
   workerGpu: number[] = [];
   /** GPU names by ordinal. */
   readonly gpuNames = new Map<number, string>();
-  private readonly calls = new Set<grpc.ClientUnaryCall>();
+  private readonly calls = new Set<UnaryCall>();
+  /** The two methods as called (grpc-unary.ts): path, the empty request serialized once, the answer's deserializer. */
+  private readonly methods: Record<'GetMetrics' | 'GetStatus', { path: string; request: Buffer; responseDeserialize: (b: Buffer) => unknown }>;
   private closing = false;
   readonly queueDepth = new Float64Array(KIND_SLOTS);
   queuesKnown = false;
@@ -139,7 +142,10 @@ export class GrpcSurface implements Surface {
     this.errors.declare('implausible');
     this.errors.declare('unknown_proof_kind');
     this.log = new ThrottledLog(opts.logger, { surface: 'grpc', source: opts.address });
-    const Ctor = grpc.makeGenericClientConstructor(guardedService(LIMITS.workers), 'ProvingEngine');
+    const service = guardedService(LIMITS.workers);
+    const method = (d: grpc.MethodDefinition<object, unknown>) => ({ path: d.path, request: d.requestSerialize({}), responseDeserialize: d.responseDeserialize });
+    this.methods = { GetMetrics: method(service.GetMetrics), GetStatus: method(service.GetStatus) };
+    const Ctor = grpc.makeGenericClientConstructor(service, 'ProvingEngine');
     const backoff = Math.max(100, Math.min(2000, opts.pollIntervalMs));
     this.client = new Ctor(grpcTarget(opts.address), grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': opts.maxMessageBytes,
@@ -192,12 +198,12 @@ export class GrpcSurface implements Surface {
   private call<T>(method: 'GetMetrics' | 'GetStatus'): Promise<T> {
     return new Promise((resolve, reject) => {
       const deadline = new Date(Date.now() + this.opts.timeoutMs);
-      const fn = (this.client as unknown as Record<string, (req: object, opts: grpc.CallOptions, cb: (e: grpc.ServiceError | null, r: T) => void) => void>)[method];
-      let c: grpc.ClientUnaryCall | undefined = undefined;
-      c = (fn as unknown as (...a: unknown[]) => grpc.ClientUnaryCall).call(this.client, {}, { deadline }, (err: grpc.ServiceError | null, res: T) => {
+      const m = this.methods[method];
+      let c: UnaryCall | undefined = undefined;
+      c = unaryCall(this.client.getChannel(), m.path, m.request, m.responseDeserialize as (b: Buffer) => T, deadline, (err, res) => {
         if (c) this.calls.delete(c);
         if (err) reject(err);
-        else resolve(res);
+        else resolve(res as T);
       });
       this.calls.add(c);
     });

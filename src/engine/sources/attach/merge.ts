@@ -173,11 +173,7 @@ export class MergedAttachSource implements MetricsSource {
       // GPU_END failed on the GPU (timeline-surface.ts sweep).
       const tl = this.timeline;
       this.status.onPipelines = (pipelines) => {
-        for (const p of pipelines) {
-          for (const part of p.partitions) {
-            if (part.state === 'done' && typeof part.gpu_ms === 'number') tl.otherSurfaceEnded(p.job_id, part.index, part.gpu_ms);
-          }
-        }
+        for (const p of pipelines) tl.otherSurfaceEndedParts(p.job_id, p.partitions);
       };
     }
     if (this.timeline) {

@@ -66,22 +66,31 @@ export class StaleStatus {
     for (const p of pipelines) for (const x of p.partitions) if (x.state === 'done' && typeof x.gpu_ms === 'number' && x.gpu_ms > this.longestGpuMs) this.longestGpuMs = x.gpu_ms;
     const unownedMs = Math.max(this.opts.minUnownedMs ?? MIN_UNOWNED_MS, 3 * this.longestGpuMs);
     const ownedMs = Math.max(this.opts.minOwnedMs ?? MIN_OWNED_MS, 5 * this.longestGpuMs);
-    // Who proves what: job id -> partition index -> worker (the last worker listed wins).
-    const owner = new Map<string, Map<number, CuzkWorker>>();
-    for (const w of workers) {
-      if (w.state !== 'proving' || w.current_job == null || w.current_partition == null) continue;
-      let byPart = owner.get(w.current_job);
-      if (!byPart) owner.set(w.current_job, (byPart = new Map()));
-      byPart.set(w.current_partition, w);
-    }
-    const owned = (job: string, index: number): boolean => owner.get(job)?.has(index) === true;
+    // Who proves what: job id -> partition indices a worker is proving. Asked only about a
+    // partition on the GPU for longer than the lower of the two thresholds (below both the
+    // answer changes nothing), so built at the first such question, not on every poll.
+    let owner: Map<string, Set<number>> | null = null;
+    const owned = (job: string, index: number): boolean => {
+      if (owner === null) {
+        owner = new Map();
+        for (const w of workers) {
+          if (w.state !== 'proving' || w.current_job == null || w.current_partition == null) continue;
+          let byPart = owner.get(w.current_job);
+          if (!byPart) owner.set(w.current_job, (byPart = new Set()));
+          byPart.add(w.current_partition);
+        }
+      }
+      return owner.get(job)?.has(index) === true;
+    };
+    const floorMs = Math.min(ownedMs, unownedMs);
+    const overAge = (job: string, x: CuzkPartition, gpuMs: number): boolean => gpuMs > floorMs && gpuMs > (owned(job, x.index) ? ownedMs : unownedMs);
 
     const failedJobs = new Set<string>();
     for (const p of pipelines) {
       for (const x of p.partitions) {
         if (x.state === 'failed') failedJobs.add(p.job_id);
         if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
-        if (x.gpu_ms > (owned(p.job_id, x.index) ? ownedMs : unownedMs)) failedJobs.add(p.job_id);
+        if (overAge(p.job_id, x, x.gpu_ms)) failedJobs.add(p.job_id);
       }
     }
     // Rule 4: skipped at dispatch.
@@ -110,7 +119,7 @@ export class StaleStatus {
           const isDead =
             x.state === 'pending' ||
             x.state === 'synth_done' ||
-            (x.state === 'gpu' && typeof x.gpu_ms === 'number' && x.gpu_ms > (owned(p.job_id, x.index) ? ownedMs : unownedMs));
+            (x.state === 'gpu' && typeof x.gpu_ms === 'number' && overAge(p.job_id, x, x.gpu_ms));
           if (!isDead) return;
           if (parts === null) parts = p.partitions.slice();
           parts[j] = { ...x, state: 'failed', abandoned: true } as CuzkPartition;

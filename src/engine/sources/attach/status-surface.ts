@@ -143,17 +143,29 @@ export class StatusSurface implements Surface {
     this.onPipelines?.(pipelines as StatusPipeline[]);
     const m = this.attach.model;
     const t = this.attach.nowNs();
-    const ids = new Set<number>();
     const start = Math.min(this.pollStartHr || t, t);
-    m.topology.workers.forEach((w, slot) => {
-      ids.add(w.id);
-      this.samples.add(w.id, { startHr: start, endHr: t, busy: m.wBusy[slot] === 1, kind: m.wBusy[slot] ? m.wKind[slot] : -1 });
-      if (m.wBusy[slot]) this.idleSince.delete(w.id);
-      else if (!this.idleSince.has(w.id)) this.idleSince.set(w.id, t);
-    });
-    for (const id of this.idleSince.keys()) if (!ids.has(id)) this.idleSince.delete(id);
-    this.samples.retain(ids);
+    const workers = m.topology.workers;
+    for (let slot = 0; slot < workers.length; slot++) {
+      const id = workers[slot].id;
+      const busy = m.wBusy[slot] === 1;
+      this.samples.add(id, { startHr: start, endHr: t, busy, kind: m.wBusy[slot] ? m.wKind[slot] : -1 });
+      if (m.wBusy[slot]) this.idleSince.delete(id);
+      else if (!this.idleSince.has(id)) this.idleSince.set(id, t);
+    }
+    // Workers gone from the topology are forgotten. The model keeps its topology object while
+    // the workers stay the same (setTopology), and every id kept here came from a topology:
+    // with the same object as last time there is nothing to forget.
+    if (m.topology !== this.retainedFor) {
+      const ids = new Set<number>();
+      for (const w of workers) ids.add(w.id);
+      for (const id of this.idleSince.keys()) if (!ids.has(id)) this.idleSince.delete(id);
+      this.samples.retain(ids);
+      this.retainedFor = m.topology;
+    }
   }
+
+  /** The topology whose workers idleSince and samples were last trimmed to. */
+  private retainedFor: unknown = null;
 
   /** Each worker's last snapshots (TIMELINE vouches for a time a second or more back: older samples are compared). */
   private readonly samples = new SampleHistory();
