@@ -9,7 +9,8 @@
  * Exemplars (OpenMetrics; src/exporter/exemplars.ts renders them): for the four duration
  * histograms, per proof kind and bucket, the latest observation with its job's id, the
  * partition index for partition histograms, and the wall clock. The id is looked up
- * (through a small cache) only when a histogram is observed, never per event; an
+ * (through a small cache) only when a histogram is observed, never per event — for a
+ * batch of the model's observations once per bucket it sets (observeQueued) — and an
  * observation whose job the source no longer knows leaves that bucket's exemplar as it was.
  */
 import { HistogramTable } from './histogram-table';
