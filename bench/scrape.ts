@@ -6,22 +6,22 @@
  *  - in-process: Telemetry.scrape() (refresh + OpenTelemetry collect + serialise) versus
  *    prom-client register.metrics() (collect() callbacks + serialise), interleaved one by
  *    one so drift hits both; our time is also split into collect and serialise;
- *  - loopback HTTP: our real server (startServer) and a minimal prom-client server in this
- *    process, scraped by a child-process client (bench/lib/load-client.ts) with one
- *    scraper and with `concurrency` scrapers; latency is request -> last byte. The client
+ *  - loopback HTTP: our real server (startServer) and a minimal prom-client server, each in
+ *    a process of its own over the same box (bench/lib/scrape-server.ts; before issue 21
+ *    both ran in this process, beside the in-process rows' heap and garbage), scraped by a
+ *    child-process client (bench/lib/load-client.ts) with one scraper and with
+ *    `concurrency` scrapers; latency is request -> last byte, and each server process' CPU
+ *    per request is recorded. The client
  *    sends Prometheus' Accept and Accept-Encoding, so both answer what Prometheus gets:
  *    OpenMetrics (prom-client's OpenMetrics registry, same exemplars), gzip at our level.
  */
-import * as http from 'node:http';
-import * as zlib from 'node:zlib';
 import { PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import type { AddressInfo } from 'node:net';
 import { GZIP_LEVEL } from '../src/exporter/exposition';
-import { startServer } from '../src/exporter/server';
 import { Telemetry } from '../src/exporter/telemetry';
 import { silentLogger } from '../src/util/logger';
 import { LoadClient, PROMETHEUS_HEADERS } from './lib/load-client';
 import { PromEquivalent, helpTexts, sampleDifferences } from './lib/prom-equivalent';
+import { ScrapeServer } from './lib/scrape-server';
 import { Dist, Figure, dist, figure, median, nowMs, tick } from './lib/stats';
 import { SyntheticBox } from './lib/synthetic-box';
 
@@ -76,7 +76,8 @@ export interface BoxResult {
     packageDefaultsBodyBytes: number;
     perRun: { ours: Dist; promClient: Dist }[];
   };
-  http: Record<'single' | 'concurrent', { ours: { p50: Figure; p99: Figure }; promClient: { p50: Figure; p99: Figure }; ratioP50: Figure; ratioP99: Figure }>;
+  /** cpuPerRequest: the server process' CPU (all threads) per request of the run, warm-up included (since issue 21). */
+  http: Record<'single' | 'concurrent', { ours: { p50: Figure; p99: Figure; cpuPerRequest?: Figure }; promClient: { p50: Figure; p99: Figure; cpuPerRequest?: Figure }; ratioP50: Figure; ratioP99: Figure }>;
 }
 
 export interface ScrapeResult {
@@ -86,45 +87,6 @@ export interface ScrapeResult {
   requests: number;
   concurrency: number;
   boxes: Record<'small' | 'large', BoxResult>;
-}
-
-/** prom-client served as one would: OpenMetrics when asked (its own registry of that type), gzip when accepted. */
-function promServer(prom: PromEquivalent, promOm: PromEquivalent): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end();
-      return;
-    }
-    const p = (req.headers.accept ?? '').includes('application/openmetrics-text') ? promOm : prom;
-    p.scrape().then(
-      (text) => {
-        const headers: Record<string, string> = { 'Content-Type': p.contentType, 'Cache-Control': 'no-store' };
-        let body: string | Buffer = text;
-        if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
-          body = zlib.gzipSync(text, { level: GZIP_LEVEL });
-          headers['Content-Encoding'] = 'gzip';
-        }
-        res.writeHead(200, headers);
-        res.end(body);
-      },
-      (e: Error) => {
-        res.writeHead(500).end(e.message);
-      },
-    );
-  });
-  server.keepAliveTimeout = 65_000;
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      }),
-    ),
-  );
 }
 
 async function setup(box: Box) {
@@ -138,8 +100,9 @@ async function setup(box: Box) {
   const ours = await telemetry.scrape();
   const theirs = await prom.scrape();
   const differences = sampleDifferences(ours, theirs);
-  const server = await startServer({ listenAddress: '127.0.0.1:0', telemetryPath: '/metrics', source, telemetry, logger: silentLogger, version: 'bench' });
-  const promSrv = await promServer(prom, promOm);
+  // The HTTP rows: each server in a process of its own over the same box (scrape-server.ts).
+  const server = await ScrapeServer.start('ours', box.gpus, box.workersPerGpu);
+  const promSrv = await ScrapeServer.start('prom-client', box.gpus, box.workersPerGpu);
   return { source, telemetry, prom, promOm, server, promSrv, ours, theirs, differences };
 }
 
@@ -161,12 +124,12 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
     for (const box of BOXES) {
       const s = await setup(box);
       try {
-        const ourUrl = `${s.server.url}/metrics`;
+        const ourUrl = s.server.url;
         const inRuns: { ours: number[]; prom: number[]; collect: number[]; serialize: number[]; lean: number[]; defaults: number[] }[] = [];
         const lean = new PrometheusSerializer(undefined, false, undefined, true, true);
         const defaults = new PrometheusSerializer();
         let defaultsBytes = 0;
-        const httpRuns: Record<'single' | 'concurrent', { ours: number[]; prom: number[] }[]> = { single: [], concurrent: [] };
+        const httpRuns: Record<'single' | 'concurrent', { ours: number[]; prom: number[]; oursCpu: number; promCpu: number }[]> = { single: [], concurrent: [] };
         // Warm-up: JIT both paths before measuring.
         for (let i = 0; i < 50; i++) {
           await s.telemetry.scrape();
@@ -207,13 +170,18 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
           inRuns.push(run);
           for (const mode of ['single', 'concurrent'] as const) {
             const c = mode === 'single' ? 1 : concurrency;
-            const job = (url: string) => client.run({ url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency: c, warmup: 10 });
+            // Each job's latencies and the server process' CPU per request (warm-up included).
+            const job = async (srv: ScrapeServer) => {
+              const cpu0 = await srv.cpuMs();
+              const res = await client.run({ url: srv.url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency: c, warmup: 10 });
+              return { ...res, cpuMs: ((await srv.cpuMs()) - cpu0) / (requests + 10) };
+            };
             const first = r % 2 === 0;
-            const a = first ? await job(ourUrl) : null;
-            const b = await job(s.promSrv.url);
-            const o = a ?? (await job(ourUrl));
+            const a = first ? await job(s.server) : null;
+            const b = await job(s.promSrv);
+            const o = a ?? (await job(s.server));
             if (o.status.some((x) => x !== 200) || b.status.some((x) => x !== 200)) throw new Error(`scrape answered ${o.status} / ${b.status}`);
-            httpRuns[mode].push({ ours: o.latenciesMs, prom: b.latenciesMs });
+            httpRuns[mode].push({ ours: o.latenciesMs, prom: b.latenciesMs, oursCpu: o.cpuMs, promCpu: b.cpuMs });
           }
           await tick();
           log(`scrape ${box.name} run ${r + 1}/${runs}: in-process ours p50 ${median(run.ours).toFixed(3)} ms, prom-client ${median(run.prom).toFixed(3)} ms`);
@@ -224,8 +192,8 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
         const httpFig = (mode: 'single' | 'concurrent') => {
           const rs = httpRuns[mode].map((x) => ({ ours: d(x.ours), prom: d(x.prom) }));
           return {
-            ours: { p50: figure('ms', rs.map((x) => x.ours.p50)), p99: figure('ms', rs.map((x) => x.ours.p99)) },
-            promClient: { p50: figure('ms', rs.map((x) => x.prom.p50)), p99: figure('ms', rs.map((x) => x.prom.p99)) },
+            ours: { p50: figure('ms', rs.map((x) => x.ours.p50)), p99: figure('ms', rs.map((x) => x.ours.p99)), cpuPerRequest: figure('ms', httpRuns[mode].map((x) => x.oursCpu)) },
+            promClient: { p50: figure('ms', rs.map((x) => x.prom.p50)), p99: figure('ms', rs.map((x) => x.prom.p99)), cpuPerRequest: figure('ms', httpRuns[mode].map((x) => x.promCpu)) },
             ratioP50: figure('ratio', rs.map((x) => x.ours.p50 / x.prom.p50), 3),
             ratioP99: figure('ratio', rs.map((x) => x.ours.p99 / x.prom.p99), 3),
           };
@@ -255,8 +223,8 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
           http: { single: httpFig('single'), concurrent: httpFig('concurrent') },
         };
       } finally {
-        await s.server.close();
-        await s.promSrv.close();
+        await s.server.stop();
+        await s.promSrv.stop();
         await s.telemetry.shutdown();
       }
     }
@@ -267,7 +235,7 @@ export async function benchScrape(opts: ScrapeOptions = {}): Promise<ScrapeResul
     method:
       'Synthetic box state built from native-format events through the production StateModel, frozen while measured. ' +
       'In-process: Telemetry.scrape() vs prom-client register.metrics() (same series, values read from the same model in collect callbacks), interleaved. ' +
-      'HTTP: our server vs a minimal prom-client server on 127.0.0.1, scraped by a child-process client over keep-alive connections with Prometheus\' Accept and Accept-Encoding (both answer OpenMetrics, gzip level ' + GZIP_LEVEL + '); latency = request start to last byte.',
+      'HTTP: our server vs a minimal prom-client server on 127.0.0.1, each in a process of its own over the same box (bench/lib/scrape-server.ts), scraped by a child-process client over keep-alive connections with Prometheus\' Accept and Accept-Encoding (both answer OpenMetrics, gzip level ' + GZIP_LEVEL + '); latency = request start to last byte.',
     runs,
     iterations,
     requests,

@@ -47,10 +47,7 @@ export function sampleName(descriptorName: string, total: boolean): string | und
 /** `name{labels} value` per data point (sums and gauges; the same line in both formats). */
 export function sampleLines(name: string, dataPoints: ReadonlyArray<{ attributes: Attributes; value: number }>, labelWriter: LabelWriter): string {
   let text = '';
-  for (const dp of dataPoints) {
-    const labels = labelWriter.labels(dp.attributes);
-    text += labels === '' ? `${name} ${valueString(dp.value)}\n` : `${name}{${labels}} ${valueString(dp.value)}\n`;
-  }
+  for (const dp of dataPoints) text += `${labelWriter.lineStart(name, dp.attributes)}${valueString(dp.value)}\n`;
   return text;
 }
 
@@ -65,9 +62,44 @@ export function countSumLines(name: string, braced: string, h: { count?: number;
 export class LabelWriter {
   private readonly keys = new Map<string, string>();
   private readonly values = new Map<string, string>();
+  /**
+   * The text of each attribute set written, by the set itself: the producers hand the same
+   * objects to every collection (state-metrics.ts and histograms.ts cache them), so a
+   * collection writes each label set once per exporter, not once per scrape. Attribute sets
+   * are never changed once made (as the OpenTelemetry SDK treats them); a set no longer
+   * used is collected with its entry.
+   */
+  private readonly written = new WeakMap<Attributes, string>();
+  /** lineStart's text by sample name and attribute set. */
+  private readonly starts = new Map<string, WeakMap<Attributes, string>>();
 
   /** `k1="v1",k2="v2"` in attribute order, as the package writes them. */
   labels(attributes: Attributes): string {
+    let out = this.written.get(attributes);
+    if (out === undefined) {
+      out = this.write(attributes);
+      this.written.set(attributes, out);
+    }
+    return out;
+  }
+
+  /** `name{labels} ` (`name ` without labels): a sample line up to its value, cached as labels are. */
+  lineStart(name: string, attributes: Attributes): string {
+    let byAttributes = this.starts.get(name);
+    if (byAttributes === undefined) {
+      byAttributes = new WeakMap();
+      cacheSet(this.starts, name, byAttributes);
+    }
+    let start = byAttributes.get(attributes);
+    if (start === undefined) {
+      const labels = this.labels(attributes);
+      start = labels === '' ? `${name} ` : `${name}{${labels}} `;
+      byAttributes.set(attributes, start);
+    }
+    return start;
+  }
+
+  private write(attributes: Attributes): string {
     let out = '';
     for (const key in attributes) {
       if (!Object.prototype.hasOwnProperty.call(attributes, key)) continue;

@@ -29,6 +29,7 @@
  * histograms — are skipped (the first metric of a name wins), never written as an invalid
  * exposition: Prometheus rejects a whole OpenMetrics body for one bad line.
  */
+import type { Attributes } from '@opentelemetry/api';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { ExemplarStore } from './exemplars';
 import { cacheSet, concat, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
@@ -73,6 +74,14 @@ function typeOf(metric: MetricData): string {
   }
 }
 
+interface BucketStarts {
+  labels: string;
+  /** The bounds and bucket count the starts were written for. */
+  boundaries: readonly number[];
+  buckets: number;
+  starts: string[];
+}
+
 interface Names {
   /** Sample name (as in 0.0.4: counters end in _total). */
   sample: string;
@@ -86,6 +95,8 @@ export class OpenMetricsSerializer {
   private readonly labelWriter = new LabelWriter();
   private readonly names = new Map<string, Names | undefined>();
   private readonly les = new Map<number, string>();
+  /** Bucket line starts by family name and attribute set (bucketStarts). */
+  private readonly starts = new Map<string, WeakMap<Attributes, BucketStarts>>();
 
   serialize(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string {
     return concat(this.serializePieces(resourceMetrics, exemplars));
@@ -138,27 +149,53 @@ export class OpenMetricsSerializer {
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
-          const labels = this.labelWriter.labels(dp.attributes);
+          const { labels, starts } = this.bucketStarts(name, dp.attributes, dp.value.buckets);
           const h = dp.value;
           const braced = labels === '' ? '' : `{${labels}}`;
           const row = exemplars ? exemplars.row(name, dp.attributes) : null;
-          const bucket = labels === '' ? `${name}_bucket{le="` : `${name}_bucket{${labels},le="`;
-          const { boundaries, counts } = h.buckets;
+          const { counts } = h.buckets;
           let cumulative = 0;
-          let infinite = false;
-          for (let i = 0; i < counts.length; i++) {
+          for (let i = 0; i < starts.length; i++) {
             cumulative += counts[i];
-            const upper = boundaries[i];
-            if (upper === undefined && infinite) break;
-            if (upper === Infinity) infinite = true;
             const ex = row ? exemplars!.text(row, i) : '';
-            text += `${bucket}${upper === undefined || upper === Infinity ? '+Inf' : this.le(upper)}"} ${valueString(cumulative)}${ex}\n`;
+            text += ex === '' ? `${starts[i]}${valueString(cumulative)}\n` : `${starts[i]}${valueString(cumulative)}${ex}\n`;
           }
           text += countSumLines(name, braced, h);
         }
         break;
     }
     return text;
+  }
+
+  /**
+   * A histogram series' label text and the start of each of its bucket lines
+   * (`name_bucket{labels,le="…"} `), written once per family, attribute set and bounds
+   * (labels as LabelWriter.labels: attribute sets are not changed once made). The lines
+   * stop after the first +Inf bound, as the loop over the buckets did.
+   */
+  private bucketStarts(name: string, attributes: Attributes, buckets: { boundaries: readonly number[]; counts: readonly number[] }): BucketStarts {
+    let byAttributes = this.starts.get(name);
+    if (byAttributes === undefined) {
+      byAttributes = new WeakMap();
+      cacheSet(this.starts, name, byAttributes);
+    }
+    const { boundaries, counts } = buckets;
+    let e = byAttributes.get(attributes);
+    if (e === undefined || e.boundaries !== boundaries || e.buckets !== counts.length) {
+      const labels = this.labelWriter.labels(attributes);
+      const bucket = labels === '' ? `${name}_bucket{le="` : `${name}_bucket{${labels},le="`;
+      const starts: string[] = [];
+      let infinite = false;
+      for (let i = 0; i < counts.length; i++) {
+        const upper = boundaries[i];
+        if (upper === undefined && infinite) break;
+        if (upper === Infinity) infinite = true;
+        starts.push(`${bucket}${upper === undefined || upper === Infinity ? '+Inf' : this.le(upper)}"} `);
+      }
+      e = { labels, boundaries, buckets: counts.length, starts };
+      byAttributes.set(attributes, e);
+    }
+    return e;
   }
 
   private le(v: number): string {

@@ -124,33 +124,40 @@ function expectSame(model: StateModel, ref: Map<string, RefSeries[]>): void {
 }
 
 describe('queued observations vs a naive reference', () => {
-  /** Pushes each batch as the model does (handing over when full), then hands the rest over and collects. */
-  function run(batches: QObs[][]): void {
+  /**
+   * Pushes each batch as the model does (handing over when full), then hands the rest over and
+   * collects. `clock`: 'given' pins the exemplar clock through enableExemplars (read per
+   * exemplar); 'default' leaves Date.now, read once per synchronous run, so a microtask turn
+   * is awaited after each hand-over (each is then a run of its own, as each drain is).
+   */
+  async function run(batches: QObs[][], clockMode: 'given' | 'default'): Promise<void> {
     const clock = { now: 1_700_000_000_000 };
     const nowSpy = jest.spyOn(Date, 'now').mockImplementation(() => clock.now);
     try {
       const model = new StateModel();
       model.setTopology(TOPOLOGY, 0);
-      model.histograms.enableExemplars(known, () => clock.now);
+      if (clockMode === 'given') model.histograms.enableExemplars(known, () => clock.now);
+      else model.histograms.enableExemplars(known);
       const q = new ObservationQueue();
       const delivered: QObs[] = [];
       const at: number[] = [];
       let queued: QObs[] = [];
-      const deliver = () => {
+      const deliver = async () => {
         q.deliver(model.histograms);
         for (const o of queued) (delivered.push(o), at.push(clock.now));
         queued = [];
+        if (clockMode === 'default') await Promise.resolve();
       };
       for (const batch of batches) {
         for (const o of batch) {
           queued.push(o);
           if (q.push(o.op, o.slot, o.ns, o.job, o.aux)) {
             expect(queued.length).toBe(OBS_CAPACITY);
-            deliver();
+            await deliver();
             clock.now += 7; // a full queue is handed over mid-batch: later ones get a later clock
           }
         }
-        deliver();
+        await deliver();
         expect(q.n).toBe(0);
         expectSame(model, reference(delivered, at)); // a collection between batches is exact
         clock.now += 1001;
@@ -160,19 +167,21 @@ describe('queued observations vs a naive reference', () => {
     }
   }
 
-  test('random streams in random batches, collected after each batch', () => {
-    fc.assert(
-      fc.property(fc.array(fc.array(qobs, { maxLength: 60 }), { maxLength: 8 }), (batches) => run(batches)),
-      { numRuns: 150 },
-    );
-  });
+  for (const clockMode of ['given', 'default'] as const) {
+    test(`random streams in random batches, collected after each batch (${clockMode} clock)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.array(qobs, { maxLength: 60 }), { maxLength: 8 }), (batches) => run(batches, clockMode)),
+        { numRuns: 150 },
+      );
+    });
 
-  test('batches past the queue capacity are handed over when full, in order', () => {
-    fc.assert(
-      fc.property(fc.array(fc.array(qobs, { minLength: OBS_CAPACITY - 2, maxLength: 2 * OBS_CAPACITY + 5 }), { minLength: 1, maxLength: 2 }), (batches) => run(batches)),
-      { numRuns: 6 },
-    );
-  });
+    test(`batches past the queue capacity are handed over when full, in order (${clockMode} clock)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.array(qobs, { minLength: OBS_CAPACITY - 2, maxLength: 2 * OBS_CAPACITY + 5 }), { minLength: 1, maxLength: 2 }), (batches) => run(batches, clockMode)),
+        { numRuns: 6 },
+      );
+    });
+  }
 });
 
 // ---- at the model: batching is invisible ----

@@ -15,7 +15,10 @@ import * as path from 'node:path';
 import { StateModel } from '../../src/engine/model/state-model';
 import { ExemplarStore, EXEMPLAR_LABELSET_LIMIT, shortenId } from '../../src/exporter/exemplars';
 import { acceptsGzip, negotiateFormat } from '../../src/exporter/negotiate';
-import { canonicalNumber } from '../../src/exporter/openmetrics';
+import { AggregationTemporality, DataPointType, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { ValueType } from '@opentelemetry/api';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { canonicalNumber, OpenMetricsSerializer } from '../../src/exporter/openmetrics';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { silentLogger } from '../../src/util/logger';
 import { goldenSource } from '../helpers/golden-script';
@@ -253,5 +256,72 @@ describe('negotiation', () => {
     expect(acceptsGzip('*, gzip;q=0')).toBe(false);
     expect(acceptsGzip('identity;q=1, gzip;q=0.5')).toBe(false);
     expect(acceptsGzip('GZIP')).toBe(true);
+  });
+});
+
+describe('line starts written once per family and attribute set (issue 21)', () => {
+  // Hand-built collections: what each body must say follows from the OpenMetrics rules in the
+  // header of src/exporter/openmetrics.ts, whatever was serialised before it.
+  const histogram = (name: string, attributes: Record<string, string>, boundaries: number[], counts: number[]) => ({
+    descriptor: { name, description: 'd', unit: '', valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.HISTOGRAM,
+    dataPoints: [{ attributes, startTime: [0, 0] as [number, number], endTime: [0, 0] as [number, number], value: { buckets: { boundaries, counts }, count: counts.reduce((a, b) => a + b, 0), sum: 1 } }],
+  });
+  const gauge = (name: string, points: [Record<string, string>, number][]) => ({
+    descriptor: { name, description: 'd', unit: '', valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.GAUGE,
+    dataPoints: points.map(([attributes, value]) => ({ attributes, startTime: [0, 0] as [number, number], endTime: [0, 0] as [number, number], value })),
+  });
+  const rm = (...metrics: object[]) => ({ resource: resourceFromAttributes({}), scopeMetrics: [{ scope: { name: 's' }, metrics }] }) as unknown as ResourceMetrics;
+  const lines = (body: string) => body.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+
+  test('the same attribute set in two families, new bounds for a set, equal sets as distinct objects', () => {
+    const s = new OpenMetricsSerializer();
+    const kind = { proof_kind: 'porep-c2' };
+    expect(lines(s.serialize(rm(histogram('a_seconds', kind, [1, 2], [1, 0, 0]), histogram('b_seconds', kind, [5], [0, 2]))))).toEqual([
+      'a_seconds_bucket{proof_kind="porep-c2",le="1.0"} 1',
+      'a_seconds_bucket{proof_kind="porep-c2",le="2.0"} 1',
+      'a_seconds_bucket{proof_kind="porep-c2",le="+Inf"} 1',
+      'a_seconds_count{proof_kind="porep-c2"} 1',
+      'a_seconds_sum{proof_kind="porep-c2"} 1',
+      'b_seconds_bucket{proof_kind="porep-c2",le="5.0"} 0',
+      'b_seconds_bucket{proof_kind="porep-c2",le="+Inf"} 2',
+      'b_seconds_count{proof_kind="porep-c2"} 2',
+      'b_seconds_sum{proof_kind="porep-c2"} 1',
+    ]);
+    // The same set object with other bounds (and one bucket more), then an equal set that is another object.
+    expect(lines(s.serialize(rm(histogram('a_seconds', kind, [0.5, 1, 3], [0, 1, 0, 2]))))).toEqual([
+      'a_seconds_bucket{proof_kind="porep-c2",le="0.5"} 0',
+      'a_seconds_bucket{proof_kind="porep-c2",le="1.0"} 1',
+      'a_seconds_bucket{proof_kind="porep-c2",le="3.0"} 1',
+      'a_seconds_bucket{proof_kind="porep-c2",le="+Inf"} 3',
+      'a_seconds_count{proof_kind="porep-c2"} 3',
+      'a_seconds_sum{proof_kind="porep-c2"} 1',
+    ]);
+    expect(lines(s.serialize(rm(histogram('a_seconds', { proof_kind: 'x"y' }, [1], [0, 1]))))[0]).toBe('a_seconds_bucket{proof_kind="x\\"y",le="1.0"} 0');
+    // Other bounds, as many buckets; then one bounds array with fewer counts (a line per count, no +Inf).
+    expect(lines(s.serialize(rm(histogram('a_seconds', kind, [0.5, 1, 4], [0, 1, 0, 2]))))[2]).toBe('a_seconds_bucket{proof_kind="porep-c2",le="4.0"} 1');
+    const bounds = [1, 2];
+    // Two families with the same set and the same bounds array (as the four kind histograms share theirs).
+    expect(lines(s.serialize(rm(histogram('d_seconds', kind, bounds, [1, 0, 0]), histogram('e_seconds', kind, bounds, [0, 0, 1])))).filter((l) => l.includes('+Inf'))).toEqual([
+      'd_seconds_bucket{proof_kind="porep-c2",le="+Inf"} 1',
+      'e_seconds_bucket{proof_kind="porep-c2",le="+Inf"} 1',
+    ]);
+    expect(lines(s.serialize(rm(histogram('c_seconds', kind, bounds, [1, 1, 1]))))).toHaveLength(5);
+    expect(lines(s.serialize(rm(histogram('c_seconds', kind, bounds, [1, 1]))))).toEqual([
+      'c_seconds_bucket{proof_kind="porep-c2",le="1.0"} 1',
+      'c_seconds_bucket{proof_kind="porep-c2",le="2.0"} 2',
+      'c_seconds_count{proof_kind="porep-c2"} 2',
+      'c_seconds_sum{proof_kind="porep-c2"} 1',
+    ]);
+  });
+
+  test('gauge lines: one set in two families, an empty set, values of each collection', () => {
+    const s = new OpenMetricsSerializer();
+    const gpu = { gpu: '3' };
+    expect(lines(s.serialize(rm(gauge('g_one', [[gpu, 1], [{}, 2]]), gauge('g_two', [[gpu, 3]]))))).toEqual(['g_one{gpu="3"} 1', 'g_one 2', 'g_two{gpu="3"} 3']);
+    expect(lines(s.serialize(rm(gauge('g_two', [[gpu, 4], [{ gpu: '3' }, 5]]))))).toEqual(['g_two{gpu="3"} 4', 'g_two{gpu="3"} 5']);
   });
 });

@@ -84,6 +84,8 @@ export class HistogramTable {
   exTimeMs: Float64Array;
   exPartition: Int32Array;
   exId: (string | undefined)[];
+  /** Per exemplar slot, the batch that last set it (ModelHistograms.exemplarsOf); 0 = none. */
+  exMark: Uint32Array;
   private capacity: number;
   /** bucketStarts(bounds), or null. */
   private readonly starts: Uint8Array | null;
@@ -112,6 +114,7 @@ export class HistogramTable {
     this.exTimeMs = new Float64Array(ex);
     this.exPartition = new Int32Array(ex).fill(-1);
     this.exId = new Array<string | undefined>(ex).fill(undefined);
+    this.exMark = new Uint32Array(ex);
   }
 
   /** Series that exist (observed at least once, NaN included). */
@@ -185,6 +188,9 @@ export class HistogramTable {
       this.exPartition = p;
       this.exId.length = cap * w;
       this.exId.fill(undefined, this.capacity * w);
+      const m = new Uint32Array(cap * w);
+      m.set(this.exMark);
+      this.exMark = m;
     }
     this.capacity = cap;
   }

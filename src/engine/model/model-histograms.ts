@@ -9,12 +9,13 @@
  * Exemplars (OpenMetrics; src/exporter/exemplars.ts renders them): for the four duration
  * histograms, per proof kind and bucket, the latest observation with its job's id, the
  * partition index for partition histograms, and the wall clock. The id is looked up
- * (through a small cache) only when a histogram is observed, never per event; an
+ * (through a small cache) only when a histogram is observed, never per event — for a
+ * batch of the model's observations once per bucket it sets (observeQueued) — and an
  * observation whose job the source no longer knows leaves that bucket's exemplar as it was.
  */
 import { HistogramTable } from './histogram-table';
 import { KIND_SLOTS, OTHER_KIND_INDEX, OUTCOME_COMPLETED } from './kinds';
-import { OBS_GPU_IDLE_GAP, OBS_PARTITION_GPU, OBS_PARTITION_SYNTHESIS, OBS_PROOF_DONE, type ObservationQueue } from './observation-queue';
+import { OBS_CAPACITY, OBS_GPU_IDLE_GAP, OBS_PARTITION_GPU, OBS_PARTITION_SYNTHESIS, OBS_PROOF_DONE, type ObservationQueue } from './observation-queue';
 import type { ModelObserver, StateModel } from './state-model';
 
 /** Bucket upper bounds in seconds, chosen for the data (sub-second to minutes). */
@@ -98,6 +99,10 @@ export class ModelHistograms implements ModelObserver {
 
   /** The tables by OBS_* (observation-queue.ts). */
   private readonly tables: readonly HistogramTable[];
+  /** Per queued observation, its exemplar slot (series * width + bucket), -1 for none (observeQueued). */
+  private readonly exAt = new Int32Array(OBS_CAPACITY);
+  /** The current batch's mark in HistogramTable.exMark (exemplarsOf). */
+  private exMark = 0;
 
   constructor(private readonly model: StateModel) {
     this.tables = [this.partitionGpuSeconds, this.partitionFinalizeSeconds, this.partitionSynthesisSeconds, this.proofSeconds, this.queueWaitSeconds, this.gpuIdleGapSeconds];
@@ -160,7 +165,15 @@ export class ModelHistograms implements ModelObserver {
     const n = q.n;
     const { op, slot, ns, job, aux } = q;
     const tables = this.tables;
+    // With the default clock (one reading per synchronous run), exemplars are set after the
+    // counts, from the batch's last observation of each bucket backwards (exemplarsOf): a
+    // bucket observed many times in a batch looks up one job id instead of one per
+    // observation. A clock given to enableExemplars is read per exemplar, in order, as before.
+    const deferred = this.clockPerRun && this.resolveId !== null;
+    const exAt = this.exAt;
+    let anyEx = false;
     for (let i = 0; i < n; i++) {
+      exAt[i] = -1;
       const o = op[i];
       let s: number;
       if (o === OBS_GPU_IDLE_GAP) {
@@ -176,14 +189,55 @@ export class ModelHistograms implements ModelObserver {
       const seconds = ns[i] / NS_PER_S;
       const b = t.observe(s, seconds);
       if (b < 0 || !t.exemplars || this.resolveId === null) continue;
+      const e = s * t.width + b;
+      if (deferred) {
+        exAt[i] = e;
+        anyEx = true;
+        continue;
+      }
       const j = job[i];
       const c = j & (ID_L1_SIZE - 1);
       const id = this.l1Job[c] === j ? this.l1Id[c] : this.lookupId(j);
       if (id === undefined) continue;
       const p = o === OBS_PARTITION_GPU || o === OBS_PARTITION_SYNTHESIS ? aux[i] : -1;
       // setExemplar's writes, here: a call would box the two doubles.
-      const e = s * t.width + b;
       t.exValue[e] = seconds;
+      t.exTimeMs[e] = this.exemplarTimeMs();
+      t.exId[e] = id;
+      t.exPartition[e] = p >= 0 ? p : -1;
+    }
+    if (anyEx) this.exemplarsOf(q);
+  }
+
+  /**
+   * The exemplars of a delivered batch (observeQueued, default clock): each bucket's exemplar
+   * is its latest observation in the batch whose job id the source knows — what setting them
+   * in order leaves — found from the end, so the earlier observations of a bucket already set
+   * in this batch are skipped without a lookup. All get the run's one clock reading.
+   */
+  private exemplarsOf(q: ObservationQueue): void {
+    const { op, ns, job, aux } = q;
+    const tables = this.tables;
+    const exAt = this.exAt;
+    let mark = ++this.exMark;
+    if (mark === 0xffffffff) {
+      // Marks wrap after 4e9 batches: start again from a clean slate.
+      for (const t of tables) t.exMark.fill(0);
+      mark = this.exMark = 1;
+    }
+    for (let i = q.n - 1; i >= 0; i--) {
+      const e = exAt[i];
+      if (e < 0) continue;
+      const o = op[i];
+      const t = tables[o];
+      if (t.exMark[e] === mark) continue;
+      const j = job[i];
+      const c = j & (ID_L1_SIZE - 1);
+      const id = this.l1Job[c] === j ? this.l1Id[c] : this.lookupId(j);
+      if (id === undefined) continue;
+      t.exMark[e] = mark;
+      const p = o === OBS_PARTITION_GPU || o === OBS_PARTITION_SYNTHESIS ? aux[i] : -1;
+      t.exValue[e] = ns[i] / NS_PER_S;
       t.exTimeMs[e] = this.clockPerRun && this.runClockValid ? this.runClockMs : this.exemplarTimeMs();
       t.exId[e] = id;
       t.exPartition[e] = p >= 0 ? p : -1;
