@@ -67,8 +67,8 @@ const SECTION: Record<Benchmark, keyof Results> = {
 export function mergeInto(base: Results, fresh: Results, ran: Benchmark[]): Results {
   const out: Results = { ...base, aims: [] };
   for (const b of ran) (out as unknown as Record<string, unknown>)[SECTION[b]] = fresh[SECTION[b]];
-  // A part merged before for the same benchmarks is replaced, not added to.
-  const same = (x: { only: string[] }) => x.only.length === ran.length && ran.every((b) => x.only.includes(b));
+  // A part merged before whose benchmarks are all re-measured now is replaced, not added to.
+  const same = (x: { only: string[] }) => x.only.every((b) => (ran as string[]).includes(b));
   const previous = (base.settings.merged ?? []).filter(same);
   const kept = (base.settings.merged ?? []).filter((x) => !same(x));
   const before = base.durationSeconds - previous.reduce((t, x) => t + x.durationSeconds, 0);
