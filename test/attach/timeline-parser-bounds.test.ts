@@ -125,3 +125,42 @@ test('a record reused for the next line (as the surface does) keeps nothing of t
   expect(parse('TIMELINE,4,GPU_PICKUP,k,worker=7', undefined, rec).err).toBeNull();
   expect(rec).toEqual({ offsetMs: 4, event: TL_GPU_PICKUP, jobId: 'k', worker: 7, partition: -1, ms: -1, kind: null, monolithic: false });
 });
+
+test('keys that only begin like a known one (a newer cuzk may add worker_gpu=, partition_count=, …) are skipped', () => {
+  // The header: unknown detail keys are skipped, so a longer key that starts with a known
+  // name neither sets nor spoils the known field, whatever its value.
+  const r = parse('TIMELINE,1,GPU_END,j,worker=1,worker_gpu=zz,workers=7,partition=2,partition_count=x,partitions=9,gpu_ms=3,gpu_ms_avg=zz,gpu_msec=8,synth_ms_x=zz,kindred=x,kinds=y');
+  expect(r.err).toBeNull();
+  expect(r.rec).toMatchObject({ worker: 1, partition: 2, ms: 3, kind: null });
+  const s = parse('TIMELINE,1,SYNTH_END,j,synth_ms=4,synth_ms_total=zz,synth_msx=9');
+  expect(s).toMatchObject({ err: null, rec: { event: TL_SYNTH_END, ms: 4 } });
+  const k = parse('TIMELINE,1,SYNTH_START,j,partition=0,kind_hint=porep,kindx=y');
+  expect(k).toMatchObject({ err: null, rec: { event: TL_SYNTH_START, partition: 0, kind: null } });
+});
+
+test('a bad number under a known key spoils the line even where that key is optional', () => {
+  // worker= and partition= are optional on SYNTH_START / GPU_QUEUE / CHAN_SEND, but a value
+  // that is not plain digits is still a malformed line, not a line without the key.
+  for (const bad of [
+    'TIMELINE,1,SYNTH_START,j,partition=0,worker=x',
+    'TIMELINE,1,GPU_QUEUE,j,monolithic,worker=-1',
+    'TIMELINE,1,CHAN_SEND,j,worker=1x',
+    'TIMELINE,1,SYNTH_START,j,kind=porep,partition=x',
+    'TIMELINE,1,CHAN_SEND,j,gpu_ms=x',
+    'TIMELINE,1,CHAN_SEND,j,synth_ms=1.5',
+  ])
+    expect([bad, parse(bad).err]).toEqual([bad, 'malformed']);
+});
+
+test('an end given inside a line: what lies past it (an unknown event name, a =) does not change the verdict', () => {
+  // The record is s[start, end): "TIMELINE,1,GPU" has no job id, whatever follows the end.
+  expect(parse('TIMELINE,1,GPUX,j,worker=1', 'TIMELINE,1,GPU'.length).err).toBe('malformed');
+  // Cut right at the comma after an unknown event name: still no job id.
+  expect(parse('TIMELINE,1,GPUX,j', 'TIMELINE,1,GPUX'.length).err).toBe('malformed');
+  expect(parse('TIMELINE,1,GPUX,j').err).toBe('unknown_event');
+  // "abc" cut before its "=" is a bare word (not monolithic): malformed, not an unknown key.
+  expect(parse('TIMELINE,1,CHAN_SEND,j,abc=1', 'TIMELINE,1,CHAN_SEND,j,abc'.length).err).toBe('malformed');
+  expect(parse('TIMELINE,1,CHAN_SEND,j,abc=1').err).toBeNull();
+  // A detail-less line that ends the text (no terminator, no comma after the id).
+  expect(parse('TIMELINE,5,CHAN_SEND,job-z')).toMatchObject({ err: null, rec: { event: TL_IGNORED, jobId: 'job-z' } });
+});
