@@ -12,6 +12,8 @@ REQUIREMENTS=(
   "test -e /usr/include/stdio.h|libc6-dev|C headers for the native library"
   "test -x /usr/bin/valgrind|valgrind|the native open/close leak check"
   "test -x /usr/bin/promtool && test -x /usr/bin/prometheus|prometheus|promtool (exposition, rules) and a real Prometheus (end-to-end)"
+  "test -x /usr/bin/victoria-metrics|victoria-metrics|the fleet stack end-to-end tests (Prometheus remote_write to VictoriaMetrics)"
+  "test -x /usr/bin/prometheus-alertmanager && test -x /usr/bin/amtool|prometheus-alertmanager|the fleet stack end-to-end tests (paging) and amtool check-config"
   "test -x /usr/bin/chromium|chromium|the status page tests in a real browser"
   "test -x /usr/bin/python3 && /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null|python3-prometheus-client|a second, strict OpenMetrics parser"
   "test -x /usr/bin/systemd-analyze -o -x /bin/systemd-analyze|systemd|systemd-analyze verify deploy/*.service"
