@@ -45,7 +45,8 @@ async function setup(o: { status?: boolean; grpc?: boolean; timeline?: boolean; 
   if (grpc) cleanup.push(() => grpc.stop());
   const file = o.timeline ? path.join(dir, `${Math.random().toString(36).slice(2)}.log`) : undefined;
   if (file) fs.writeFileSync(file, '');
-  const h = await startMerged({ statusUrl: status?.url, grpcAddress: grpc?.address, timelineFile: file, skewToleranceMs: TOL_MS, timeoutMs: 1000, maxLineBytes: o.maxLineBytes });
+  // No test here waits for a timeout; on a loaded box (CI at load ~17) a first gRPC call took over 1 s.
+  const h = await startMerged({ statusUrl: status?.url, grpcAddress: grpc?.address, timelineFile: file, skewToleranceMs: TOL_MS, timeoutMs: 10_000, maxLineBytes: o.maxLineBytes });
   cleanup.push(() => h.close());
   const pollAll = async () => {
     await Promise.all([
