@@ -65,6 +65,11 @@ describe('countRepeatedField: the protobuf wire walk', () => {
     expect(count('0a00 1d 00000000')).toBe(1);
     for (const wire of ['1b', '1c', '1e', '1f']) expect(count(`0a00 ${wire} 00`)).toBe(Infinity); // wire types 3, 4, 6, 7
     expect(count('0aff')).toBe(Infinity); // length varint cut inside
+    expect(count(`18 ${'80'.repeat(10)} 0a00`)).toBe(Infinity); // an 11-byte value, then what would read as an entry
+    expect(count(`0a ${'80'.repeat(10)} 00 0a00`)).toBe(Infinity); // an 11-byte length, the same
+    expect(count('0000 0a00')).toBe(Infinity); // field number 0 (protobuf field numbers start at 1)
+    expect(count('0a00 0701')).toBe(Infinity); // field 0, wire type 7
+    expect(count('0801 1000', 2)).toBe(1); // the smallest tags are fine: field 1 wire 0, field 2 wire 0
   });
 
   test('stops past the limit: limit + 1 without reading further; at the limit the whole message is still checked', () => {
@@ -162,6 +167,8 @@ describe("parseCuzkMetrics: cuzk's GetMetrics text", () => {
     // the last line without its newline is a line too
     expect(parseCuzkMetrics(UPSTREAM).gpuWorkers).toBe(8);
     expect(parseCuzkMetrics('cuzk_gpu_workers 8').gpuWorkers).toBe(8);
+    // an empty first line, comment and blank lines between samples
+    expect(parseCuzkMetrics('\ncuzk_uptime_seconds 5\n\n#{\n# cuzk_queue_depth 3\ncuzk_queue_depth 4\n')).toMatchObject({ uptimeSeconds: 5, queueDepth: 4, bad: 0 });
   });
 
   test('nothing: all unknown', () => {
@@ -195,6 +202,8 @@ describe("parseCuzkMetrics: cuzk's GetMetrics text", () => {
     expect(kinds(`{proof_kind="${k64}"}`)).toEqual({ completed: [[k64, 3]], failed: [[k64, 4]], bad: 0 });
     for (const label of ['', '{}', `{proof_kind="${'k'.repeat(65)}"}`, '{proof_kind=""}', '{xproof_kind="a"}', '{proof_kind="a",x="y"}', '{proof_kind="a\\"b"}', '{proof_kind="a\\\\"}', '{proof_kind=a}', '{proof_kind="a"'])
       expect([label, kinds(label)]).toEqual([label, { completed: [], failed: [], bad: 2 }]);
+    // a label value cannot run past its line's end (the brace that closes it is on the next line)
+    expect(parseCuzkMetrics('cuzk_proofs_completed{proof_kind="a\nb"} 3\n')).toMatchObject({ completed: new Map(), bad: 1 });
     // an unclosed brace does not swallow the next line
     expect(parseCuzkMetrics('cuzk_proofs_completed{proof_kind="a" 3\ncuzk_proofs_failed{proof_kind="b"} 4\n')).toMatchObject({ failed: new Map([['b', 4]]), completed: new Map(), bad: 1 });
     // the value is read after the closing brace

@@ -49,7 +49,7 @@ export function countRepeatedField(b: Uint8Array, field: number, limit: number):
   };
   while (i < len) {
     const tag = varint();
-    if (tag < 0) return Infinity;
+    if (tag < 8) return Infinity; // no tag (-1), or field number 0, which protobuf forbids
     const wire = tag % 8;
     const no = Math.floor(tag / 8);
     if (no === field && ++n > limit) return n;
