@@ -57,6 +57,20 @@ describe('kinds and partition counts of the jobs /status listed', () => {
     expect(ids.filter((id) => s.kindOf(id) === kindIndex('porep-c2'))).toEqual(known);
   });
 
+  test('ids that fill the 1 MiB exactly are all kept; one more character of ids and the oldest goes', () => {
+    const s = surface();
+    // four ids of 2^18 characters: 2^20 in all, exactly the bound
+    const ids = ['a', 'b', 'c', 'd', 'e'].map((c) => c.repeat(1 << 18));
+    const body = (i: number) => snapshot({ uptime: 100 + i, workers: [idle(0, 0)], pipelines: [pipeline(ids[i], 'porep-c2', [['pending', null, null]])] });
+    for (let i = 0; i < 4; i++) s.applyBody(body(i), (i + 1) * S);
+    expect(ids.map((id) => s.totalPartitionsOf(id))).toEqual([1, 1, 1, 1, -1]);
+    const pc2 = kindIndex('porep-c2');
+    expect(ids.map((id) => s.kindOf(id))).toEqual([pc2, pc2, pc2, pc2, -1]);
+    s.applyBody(body(4), 5 * S);
+    expect(ids.map((id) => s.totalPartitionsOf(id))).toEqual([-1, 1, 1, 1, 1]);
+    expect(ids.map((id) => s.kindOf(id) >= 0)).toEqual([false, true, true, true, true]);
+  });
+
   test('partition counts: at most 10,000 jobs, the newest', () => {
     const s = surface();
     const ids = Array.from({ length: 10_003 }, (_, i) => `j-${i}`);
