@@ -49,6 +49,7 @@ describe('grpcTarget', () => {
     expect(grpcTarget('[fe80::1]:9820')).toBe('[fe80::1]:9820');
     expect(grpcTarget('prover-1.lan:1')).toBe('prover-1.lan:1');
     expect(grpcTarget('127.0.0.1:65535')).toBe('127.0.0.1:65535');
+    expect(grpcTarget('0.0.0.0:9820')).toBe('127.0.0.1:9820'); // cuzk's example configs listen there
   });
   test('refused, each with a reason naming the value', () => {
     expect(() => grpcTarget('unix:run/cuzk.sock')).toThrow('--cuzk.grpc-address "unix:run/cuzk.sock": a unix socket needs an absolute path');
@@ -56,7 +57,7 @@ describe('grpcTarget', () => {
     expect(() => grpcTarget('dns://8.8.8.8/prover:9820')).toThrow('no dns://');
     expect(() => grpcTarget('127.0.0.1:0')).toThrow('port 0 is out of range');
     expect(() => grpcTarget('127.0.0.1:65536')).toThrow('port 65536 is out of range');
-    for (const bad of ['127.0.0.1:123456', 'prover_1:9820', ':9820', 'prover:', 'x127.0.0.1:9820 y', '[::1]9820', 'prover:9820/x'])
+    for (const bad of ['9http://x:1', '127.0.0.1:123456', 'prover_1:9820', ':9820', 'prover:', 'x127.0.0.1:9820 y', '[::1]9820', 'prover:9820/x'])
       expect(() => grpcTarget(bad)).toThrow(`--cuzk.grpc-address "${bad}" is not unix:///path/to.sock or host:port`);
   });
 });
