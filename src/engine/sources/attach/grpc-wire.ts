@@ -24,9 +24,12 @@ export function loadCuzkProto(): grpc.GrpcObject {
 }
 
 /**
- * How many times top-level field `field` (length-delimited) occurs in a protobuf message,
- * walking the bytes without decoding anything; stops past `limit`. Infinity if the bytes
- * are not a well-formed message (the decoder will say why).
+ * How many times top-level field `field` occurs in a protobuf message, walking the bytes
+ * without decoding anything; stops past `limit`. Every occurrence counts, whatever its wire
+ * type: protobufjs decodes a message field as length-delimited whatever the tag's wire type
+ * says (`08 00` is an empty GPUStatus to it), so counting only wire type 2 would let
+ * `08 00` x 7.8 M past the bound. Infinity if the bytes are not a well-formed message (the
+ * decoder will say why).
  */
 export function countRepeatedField(b: Uint8Array, field: number, limit: number): number {
   let i = 0;
@@ -46,9 +49,10 @@ export function countRepeatedField(b: Uint8Array, field: number, limit: number):
   };
   while (i < len) {
     const tag = varint();
-    if (tag < 0) return Infinity;
+    if (tag < 8) return Infinity; // no tag (-1), or field number 0, which protobuf forbids
     const wire = tag % 8;
     const no = Math.floor(tag / 8);
+    if (no === field && ++n > limit) return n;
     if (wire === 0) {
       if (varint() < 0) return Infinity;
     } else if (wire === 1) i += 8;
@@ -57,10 +61,9 @@ export function countRepeatedField(b: Uint8Array, field: number, limit: number):
       const l = varint();
       if (l < 0 || i + l > len) return Infinity;
       i += l;
-      if (no === field && ++n > limit) return n;
     } else return Infinity;
   }
-  return n;
+  return i === len ? n : Infinity; // a fixed64/fixed32 cut short runs past the end
 }
 
 /**

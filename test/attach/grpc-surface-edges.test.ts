@@ -1,0 +1,384 @@
+/**
+ * grpc-surface.ts at its edges (issue 23), from its header's rules and DESIGN §7b: the
+ * address check; GetMetrics' per-kind counters by difference from a baseline (the first
+ * answer), a restart resetting only the baselines, per-kind marks that never go down, the
+ * plausibility refusals (sum past the totals, more proofs than a prover can finish, another
+ * daemon's uptime); GetStatus' one entry per worker (stints by sample, first GPU name kept,
+ * queues by kind); and, against a real grpc-js stand-in on loopback, each failure counted by
+ * reason and logged once per state change, claims and samples only while GetStatus answers.
+ * Parsed answers go in through applyMetrics / applyStatus; expected numbers are the script's.
+ */
+import { ErrorCounts } from '../../src/engine/model/error-counts';
+import { OTHER_KIND_INDEX, kindIndex } from '../../src/engine/model/kinds';
+import { GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import type { CuzkMetricsText, StatusMsg } from '../../src/engine/sources/attach/grpc-wire';
+import { hrNowNs } from '../../src/engine/sources/attach/surface';
+import { createLogger, silentLogger } from '../../src/util/logger';
+import { FakeCuzkGrpc, cuzkMetricsText } from './grpc-server';
+
+const PC2 = kindIndex('porep-c2');
+const SNAP = kindIndex('snap-update');
+const WPOST = kindIndex('window-post');
+const OTHER = OTHER_KIND_INDEX;
+const S = 1e9;
+
+const open: GrpcSurface[] = [];
+afterEach(async () => {
+  for (const g of open.splice(0)) await g.stop();
+});
+
+function surface(address = '127.0.0.1:1', o: { timeoutMs?: number; lines?: string[] } = {}): { g: GrpcSurface; errs: ErrorCounts } {
+  const errs = new ErrorCounts();
+  const logger = o.lines ? createLogger('info', 'json', (l) => o.lines!.push(l)) : silentLogger;
+  const g = new GrpcSurface({ address, pollIntervalMs: 60_000, statusIntervalMs: 60_000, timeoutMs: o.timeoutMs ?? 5000, maxMessageBytes: 64 * 1024, logger, errors: errs });
+  open.push(g);
+  return { g, errs };
+}
+
+const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+function metrics(uptime: number, completed: Record<string, number>, failed: Record<string, number> = {}, o: Partial<CuzkMetricsText> = {}): CuzkMetricsText {
+  return { uptimeSeconds: uptime, totalCompleted: sum(completed), totalFailed: sum(failed), queueDepth: 0, runningJobs: 0, gpuWorkers: 2, completed: new Map(Object.entries(completed)), failed: new Map(Object.entries(failed)), bad: 0, ...o };
+}
+const counts = (a: Float64Array) => Array.from(a);
+
+describe('grpcTarget', () => {
+  test('unix sockets, host:port, IPv6, 0.0.0.0 and :: dialled locally', () => {
+    expect(grpcTarget('unix:/run/cuzk.sock')).toBe('unix:///run/cuzk.sock');
+    expect(grpcTarget('  unix:///run/cuzk.sock \n')).toBe('unix:///run/cuzk.sock');
+    expect(grpcTarget('[::]:9820')).toBe('[::1]:9820');
+    expect(grpcTarget('[fe80::1]:9820')).toBe('[fe80::1]:9820');
+    expect(grpcTarget('prover-1.lan:1')).toBe('prover-1.lan:1');
+    expect(grpcTarget('127.0.0.1:65535')).toBe('127.0.0.1:65535');
+    expect(grpcTarget('0.0.0.0:9820')).toBe('127.0.0.1:9820'); // cuzk's example configs listen there
+  });
+  test('refused, each with a reason naming the value', () => {
+    expect(() => grpcTarget('unix:run/cuzk.sock')).toThrow('--cuzk.grpc-address "unix:run/cuzk.sock": a unix socket needs an absolute path');
+    expect(() => grpcTarget('HTTPS://prover:9820')).toThrow('(no HTTPS://;');
+    expect(() => grpcTarget('dns://8.8.8.8/prover:9820')).toThrow('no dns://');
+    expect(() => grpcTarget('127.0.0.1:0')).toThrow('port 0 is out of range');
+    expect(() => grpcTarget('127.0.0.1:65536')).toThrow('port 65536 is out of range');
+    for (const bad of ['9http://x:1', '127.0.0.1:123456', 'prover_1:9820', ':9820', 'prover:', 'x127.0.0.1:9820 y', '[::1]9820', 'prover:9820/x'])
+      expect(() => grpcTarget(bad)).toThrow(`--cuzk.grpc-address "${bad}" is not unix:///path/to.sock or host:port`);
+  });
+});
+
+describe('GetMetrics applied', () => {
+  test('baselined at the first answer; then deltas per kind slot; PoSt and unknown kinds (other, counted once) included', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 5, window_post: 40 }, { winning_post: 2 }));
+    expect(counts(g.kProofsCompleted)).toEqual([0, 0, 0, 0, 0]);
+    expect(g.daemonCounts).toEqual({ totalCompleted: 45, totalFailed: 2, completed: new Map([[PC2, 5], [WPOST, 40]]), failed: new Map([[kindIndex('winning-post'), 2]]) });
+    g.applyMetrics(metrics(101, { porep_c2: 6, window_post: 43, snap_update: 2, quantum_a: 1, quantum_b: 2 }, { winning_post: 2, porep_c2: 1 }));
+    expect(counts(g.kProofsCompleted)).toEqual([1, 2, 3, 0, 3]);
+    expect(counts(g.kProofsFailed)).toEqual([1, 0, 0, 0, 0]);
+    expect(g.daemonCounts!.completed.get(OTHER)).toBe(3);
+    expect(errs.get('unknown_proof_kind')).toBe(2);
+    g.applyMetrics(metrics(102, { porep_c2: 6, window_post: 43, snap_update: 2, quantum_a: 4, quantum_b: 2 }, { winning_post: 2, porep_c2: 1 }));
+    expect(counts(g.kProofsCompleted)).toEqual([1, 2, 3, 0, 6]);
+    expect(errs.get('unknown_proof_kind')).toBe(2);
+    expect(errs.get('implausible')).toBe(0);
+  });
+
+  test('gauges: queue depth and GPU workers as last answered; unknown leaves them', () => {
+    const { g } = surface();
+    expect([g.queueDepthTotal, g.gpuWorkers]).toEqual([0, -1]);
+    g.applyMetrics(metrics(100, {}, {}, { queueDepth: 7, gpuWorkers: 8 }));
+    expect([g.queueDepthTotal, g.gpuWorkers]).toEqual([7, 8]);
+    g.applyMetrics(metrics(101, {}, {}, { queueDepth: null, gpuWorkers: null }));
+    expect([g.queueDepthTotal, g.gpuWorkers]).toEqual([7, 8]);
+    g.applyMetrics(metrics(102, {}, {}, { queueDepth: 0, gpuWorkers: 0 }));
+    expect([g.queueDepthTotal, g.gpuWorkers]).toEqual([0, 0]);
+  });
+
+  test('a per-kind counter that goes down without a restart: counted implausible, its mark stays', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 5 }, {}, { totalCompleted: 5 }));
+    g.applyMetrics(metrics(101, { porep_c2: 3 }, {}, { totalCompleted: 5 }));
+    expect(errs.get('implausible')).toBe(1);
+    g.applyMetrics(metrics(102, { porep_c2: 5 }, {}, { totalCompleted: 5 }));
+    g.applyMetrics(metrics(103, { porep_c2: 7 }, {}, { totalCompleted: 7 }));
+    expect(g.kProofsCompleted[PC2]).toBe(2);
+    expect(errs.get('implausible')).toBe(1);
+  });
+
+  test('a restart (uptime back): counted, baselines reset, what the new process finished is ours, totals kept', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(500, { porep_c2: 20 }, { snap_update: 2 }));
+    g.applyMetrics(metrics(501, { porep_c2: 21 }, { snap_update: 2 }));
+    g.applyMetrics(metrics(2, { porep_c2: 1, window_post: 4 }, { snap_update: 1 }));
+    expect(errs.get('grpc_restart')).toBe(1);
+    expect(counts(g.kProofsCompleted)).toEqual([2, 0, 4, 0, 0]);
+    expect(counts(g.kProofsFailed)).toEqual([0, 1, 0, 0, 0]);
+    // totals going back with the uptime still rising: a restart too (a new process, counters from 0)
+    const b = surface();
+    b.g.applyMetrics(metrics(3, { porep_c2: 9 }));
+    b.g.applyMetrics(metrics(4, { porep_c2: 1 }));
+    expect(b.errs.get('grpc_restart')).toBe(1);
+    expect(b.g.kProofsCompleted[PC2]).toBe(1);
+  });
+
+  test('refused, nothing applied: per-kind sums past the totals (+8 slack), more proofs than a prover finishes, another uptime', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 10 }, { porep_c2: 1 }, { gpuWorkers: 1 }));
+    g.applyMetrics(metrics(101, { porep_c2: 20 }, { porep_c2: 1 }, { totalCompleted: 11 })); // 20 > 11 + 8
+    g.applyMetrics(metrics(101, { porep_c2: 11 }, { porep_c2: 11 }, { totalFailed: 2 })); // failed 11 > 2 + 8
+    expect(errs.get('implausible')).toBe(2);
+    expect(g.kProofsCompleted[PC2]).toBe(0);
+    g.applyMetrics(metrics(101, { porep_c2: 19 }, { porep_c2: 1 }, { totalCompleted: 11, queueDepth: 3 })); // 19 = 11 + 8: used
+    expect(g.kProofsCompleted[PC2]).toBe(9);
+    expect(g.queueDepthTotal).toBe(3);
+    // 2 workers (the last answer's), a few ms: at most (0 + 10) s x 100 x 2 = 2000 proofs
+    g.applyMetrics(metrics(101, { porep_c2: 19 + 2500 }, { porep_c2: 1 }, { queueDepth: 4 }));
+    expect(errs.get('implausible')).toBe(3);
+    expect(g.kProofsCompleted[PC2]).toBe(9);
+    expect(g.queueDepthTotal).toBe(3);
+    g.applyMetrics(metrics(101, { porep_c2: 19 + 900 }, { porep_c2: 1 }));
+    expect(g.kProofsCompleted[PC2]).toBe(909);
+    // the uptime far ahead of the wall clock: another daemon
+    g.applyMetrics(metrics(5000, { porep_c2: 2000 }, { porep_c2: 1 }));
+    expect(errs.get('grpc_conflict')).toBe(1);
+    expect(g.kProofsCompleted[PC2]).toBe(909);
+    expect(errs.get('grpc_restart')).toBe(0);
+  });
+
+  test('the plausible rate scales with the GPU workers the daemon reports', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 0 }, {}, { gpuWorkers: 4 }));
+    g.applyMetrics(metrics(100, { porep_c2: 3000 }, {}, { gpuWorkers: 4 })); // < 10 s x 100 x 4
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsCompleted[PC2]).toBe(3000);
+  });
+
+  test('onProofDeltas: the proofs that ended per kind (completed + failed) with the ask time, only when some did', () => {
+    const { g } = surface();
+    const got: [number[], number][] = [];
+    g.onProofDeltas = (d, askHr, answerHr) => {
+      expect(answerHr).toBeGreaterThanOrEqual(askHr);
+      got.push([Array.from(d), askHr]);
+    };
+    g.applyMetrics(metrics(100, { porep_c2: 5 }), 1);
+    g.applyMetrics(metrics(101, { porep_c2: 5 }), 2);
+    g.applyMetrics(metrics(102, { porep_c2: 6, window_post: 2 }, { porep_c2: 1 }), 3);
+    expect(got).toEqual([[[2, 0, 2, 0, 0], 3]]);
+  });
+
+  test('at most 64 kinds are followed per counter', () => {
+    const { g } = surface();
+    const many = (n: number, v: number) => Object.fromEntries(Array.from({ length: n }, (_, k) => [`kind_${k}`, v]));
+    g.applyMetrics(metrics(100, many(70, 1), {}, { totalCompleted: 1000 }));
+    g.applyMetrics(metrics(101, many(70, 2), {}, { totalCompleted: 1000 }));
+    expect(g.kProofsCompleted[OTHER]).toBe(64);
+  });
+});
+
+describe('GetStatus applied', () => {
+  const gpu = (ordinal: number, job = '', kind = '', name = `GPU ${ordinal}`) => ({ ordinal, name, current_job_id: job, current_proof_kind: kind });
+  const status = (uptime: number, gpus: StatusMsg['gpus'], queues: StatusMsg['queues'] = []): StatusMsg => ({ gpus, queues, uptimeSeconds: uptime, totalCompleted: 0, totalFailed: 0 });
+
+  test('one entry per worker; stints by sample: credited up to the last sample that saw them', () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0), gpu(0, 'j1', 'porep-c2'), gpu(1)]), 10 * S, 9 * S);
+    expect(g.workerGpu).toEqual([0, 0, 1]);
+    expect([...g.wBusy]).toEqual([0, 1, 0]);
+    expect(g.busyWorkers).toBe(1);
+    expect(g.wKind[1]).toBe(PC2);
+    expect([g.nowNs(), g.lastStatusAskHr]).toEqual([10 * S, 9 * S]);
+    g.applyStatus(status(105, [gpu(0), gpu(0, 'j1', 'porep-c2'), gpu(1)]), 15 * S); // the same job: the stint goes on
+    g.applyStatus(status(110, [gpu(0), gpu(0, 'j2', 'snap-update'), gpu(1, 'j3', '')]), 20 * S); // next job; a job without a kind
+    expect(g.wBusyNs[1]).toBe(5 * S);
+    expect(g.wParts[1]).toBe(1);
+    expect(g.wJob).toEqual(['', 'j2', 'j3']);
+    expect([g.wKind[1], g.wKind[2]]).toEqual([SNAP, OTHER]);
+    expect(g.busyWorkers).toBe(2);
+    g.applyStatus(status(115, [gpu(0), gpu(0), gpu(1)]), 25 * S);
+    expect(g.wBusyNs[1]).toBe(5 * S); // j2 was seen once: no time between its samples
+    expect(g.wParts[1]).toBe(2);
+    expect(g.busyWorkers).toBe(0);
+    expect(g.wJob).toEqual(['', '', '']);
+    expect(g.kindOf('j1')).toBe(PC2);
+    expect(g.kindOf('j2')).toBe(SNAP);
+    expect(g.kindOf('j3')).toBe(-1);
+  });
+
+  test('fewer workers (a restart): the stints of those gone end where last seen', () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0), gpu(1, 'a', 'porep-c2'), gpu(1, 'b', 'porep-c2')]), 10 * S);
+    g.applyStatus(status(101, [gpu(0), gpu(1, 'a', 'porep-c2'), gpu(1, 'b', 'porep-c2')]), 11 * S);
+    g.applyStatus(status(102, [gpu(0), gpu(1, 'a', 'porep-c2')]), 12 * S);
+    expect(g.wBusy).toHaveLength(2);
+    expect(g.busyWorkers).toBe(1);
+    expect(g.wJob).toEqual(['', 'a']);
+    g.applyStatus(status(103, [gpu(0), gpu(1, 'a', 'porep-c2'), gpu(1), gpu(1)]), 13 * S);
+    expect([...g.wBusy]).toEqual([0, 1, 0, 0]);
+    expect([...g.wBusyNs]).toEqual([0, 0, 0, 0]); // a new worker 2 starts from nothing
+    expect(g.wJob).toEqual(['', 'a', '', '']);
+    expect(g.busyWorkers).toBe(1);
+  });
+
+  test("GPU names: the first one seen stays (renames counted); a GPU gone is forgotten", () => {
+    const { g, errs } = surface();
+    g.applyStatus(status(100, [gpu(0, '', '', 'RTX A'), gpu(1, '', '', 'RTX B')]), 10 * S);
+    g.applyStatus(status(101, [gpu(0, '', '', 'evil 1'), gpu(1, '', '', 'RTX B')]), 11 * S);
+    expect(errs.get('implausible')).toBe(1);
+    expect([...g.gpuNames]).toEqual([[0, 'RTX A'], [1, 'RTX B']]);
+    g.applyStatus(status(102, [gpu(0, '', '', 'RTX A')]), 12 * S);
+    expect([...g.gpuNames]).toEqual([[0, 'RTX A']]);
+    g.applyStatus(status(103, [gpu(0, '', '', 'RTX A'), gpu(1, '', '', 'RTX C')]), 13 * S);
+    expect(g.gpuNames.get(1)).toBe('RTX C');
+    expect(errs.get('implausible')).toBe(1);
+  });
+
+  test('queues by kind slot, unknown kinds as other; replaced by each answer', () => {
+    const { g, errs } = surface();
+    expect(g.queuesKnown).toBe(false);
+    g.applyStatus(status(100, [gpu(0)], [{ proof_kind: 'porep-c2', pending: 3, in_progress: 1 }, { proof_kind: 'mystery', pending: 2, in_progress: 0 }, { proof_kind: '', pending: 1, in_progress: 0 }, { proof_kind: 'other-mystery', pending: 4, in_progress: 0 }]), 10 * S);
+    expect(counts(g.queueDepth)).toEqual([3, 0, 0, 0, 7]);
+    expect(g.queuesKnown).toBe(true);
+    expect(errs.get('unknown_proof_kind')).toBe(2);
+    g.applyStatus(status(101, [gpu(0)], [{ proof_kind: 'window-post', pending: 1, in_progress: 0 }]), 11 * S);
+    expect(counts(g.queueDepth)).toEqual([0, 0, 1, 0, 0]);
+  });
+
+  test("another daemon's uptime: refused, nothing applied", () => {
+    const { g, errs } = surface();
+    g.applyStatus(status(100, [gpu(0, 'j', 'porep-c2')]), 10 * S);
+    g.applyStatus(status(90_000, [gpu(0), gpu(1)]), 11 * S);
+    expect(errs.get('grpc_conflict')).toBe(1);
+    expect([...g.wBusy]).toEqual([1]);
+    expect(g.nowNs()).toBe(10 * S);
+  });
+
+  test('job handles: stable small numbers', () => {
+    const { g } = surface();
+    const a = g.handle('a');
+    const b = g.handle('b');
+    expect(a).toBeGreaterThan(0);
+    expect(b).not.toBe(a);
+    expect(g.handle('a')).toBe(a);
+  });
+});
+
+describe('polled against a grpc-js stand-in', () => {
+  const fakes: FakeCuzkGrpc[] = [];
+  afterEach(async () => {
+    for (const f of fakes.splice(0)) await f.stop();
+  });
+  const fake = async () => {
+    const f = await FakeCuzkGrpc.start('127.0.0.1:0');
+    fakes.push(f);
+    return f;
+  };
+  const warns = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((r) => r.level === 'warn').map((r) => r.msg);
+
+  test('claims and samples while GetStatus answers; up needs both calls once GetStatus has been asked', async () => {
+    const f = await fake();
+    f.workers = [{ ordinal: 0 }, { ordinal: 0, job: 'wpost-1', kind: 'window-post' }];
+    const { g } = surface(f.address);
+    expect(g.claim(0)).toBeNull();
+    expect(g.up).toBe(false);
+    await g.pollMetrics();
+    expect(g.up).toBe(true); // GetStatus never asked yet
+    const before = hrNowNs();
+    await g.pollStatus();
+    const after = hrNowNs();
+    expect(g.up).toBe(true);
+    const idle = g.claim(0)!;
+    expect(idle).toEqual({ busy: false, sinceHr: g.lastStatusAskHr, untilHr: g.nowNs(), sample: true, kind: -1 });
+    expect(before).toBeLessThanOrEqual(idle.sinceHr);
+    expect(idle.sinceHr).toBeLessThan(idle.untilHr);
+    expect(idle.untilHr).toBeLessThanOrEqual(after);
+    expect(g.claim(1)).toMatchObject({ busy: true, sample: true, kind: WPOST });
+    expect(g.claim(2)).toBeNull();
+    expect(g.sampleUntil(1, after)).toEqual({ startHr: idle.sinceHr, endHr: idle.untilHr, busy: true, kind: WPOST });
+    expect(g.sampleUntil(1, before)).toBeNull();
+    f.status = 'error';
+    await g.pollStatus();
+    expect(g.up).toBe(false);
+    expect(g.claim(0)).toBeNull();
+    expect(g.sampleUntil(1, after)).toBeNull();
+    expect(g.gpuNames.get(0)).toBe('NVIDIA RTX 6000 Ada (0)');
+  });
+
+  test('each failure counted by reason; one warning per state change, the channel fault shared by both calls', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines, timeoutMs: 2000 });
+    f.metrics = 'error';
+    await g.pollMetrics();
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(2);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: INTERNAL: engine exploded`]);
+    f.metrics = 'garbage';
+    await g.pollMetrics();
+    expect(errs.get('grpc_bad_response')).toBe(1);
+    expect(warns(lines)[1]).toMatch(new RegExp(`^GetMetrics ${f.address}: answer is not a cuzk.v1 message \\(Response message parsing error: `));
+    f.metrics = 'ok';
+    f.metricsText = 'x'.repeat(100 * 1024);
+    await g.pollMetrics();
+    expect(errs.get('grpc_too_large')).toBe(1);
+    expect(warns(lines)[2]).toMatch(new RegExp(`^GetMetrics ${f.address}: answer larger than 65536 bytes \\(`));
+    f.metricsText = 'cuzk_queue_depth 3\n';
+    await g.pollMetrics();
+    expect(errs.get('grpc_bad_response')).toBe(2);
+    expect(warns(lines)[3]).toBe(`GetMetrics ${f.address}: no cuzk_uptime_seconds in the answer (not cuzk's metrics text)`);
+    f.metricsText = `${cuzkMetricsText({ uptime: 10, completed: {} })}cuzk_queue_depth x\ncuzk_gpu_workers -1\n`;
+    await g.pollMetrics();
+    expect(g.up).toBe(true);
+    expect(errs.get('grpc_bad_response')).toBe(3);
+    expect(warns(lines)[4]).toBe(`GetMetrics ${f.address}: 2 unusable samples skipped`);
+    f.metrics = 'error';
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(3);
+    expect(warns(lines)).toHaveLength(6); // a good answer cleared the fault: logged again
+    await f.stop();
+    // The first calls may see the server's goodbye ("Stream refused"), then ECONNREFUSED:
+    // one line per distinct text, none repeated, whichever call met it.
+    for (let i = 0; i < 3; i++) {
+      await g.pollMetrics();
+      await g.pollStatus();
+    }
+    expect(errs.get('grpc_unavailable')).toBe(6);
+    const unavailable = warns(lines).slice(6);
+    expect(unavailable.length).toBeGreaterThanOrEqual(1);
+    expect(unavailable.length).toBeLessThanOrEqual(2);
+    for (let i = 1; i < unavailable.length; i++) expect(unavailable[i]).not.toBe(unavailable[i - 1]);
+    expect(unavailable[unavailable.length - 1]).toMatch(new RegExp(`^gRPC ${f.address}: unavailable \\(.*ECONNREFUSED.*\\); is cuzk running and is this its \\[daemon\\] listen address\\?$`));
+    expect(g.up).toBe(false);
+  });
+
+  test('a hung daemon: the deadline, counted; stop() ends the hung calls at once, not counted', async () => {
+    const f = await fake();
+    f.metrics = 'hang';
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines, timeoutMs: 300 });
+    await g.pollMetrics();
+    expect(errs.get('grpc_deadline')).toBe(1);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: no answer within 300 ms`]);
+    const g2 = surface(f.address, { timeoutMs: 60_000 });
+    const t0 = Date.now();
+    const p = g2.g.pollMetrics();
+    await new Promise<void>((r) => {
+      const check = () => (f.calls.metrics >= 2 ? r() : setTimeout(check, 5));
+      check();
+    });
+    await g2.g.stop();
+    await p;
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    expect([...g2.errs.entries()].filter(([, n]) => n > 0)).toEqual([]);
+  });
+
+  test('start() polls both calls; stop() ends the loop', async () => {
+    const f = await fake();
+    const { g } = surface(f.address);
+    g.start();
+    await new Promise<void>((r) => {
+      const check = () => (g.metricsPolls >= 1 && g.statusPolls >= 1 && g.up ? r() : setTimeout(check, 5));
+      check();
+    });
+    await g.stop();
+    const polls = [g.metricsPolls, g.statusPolls];
+    expect(polls).toEqual([1, 1]);
+    expect(g.target).toBe(f.address);
+    expect(g.name).toBe('grpc');
+  });
+});
