@@ -1,8 +1,9 @@
 /**
  * Diagnosis of the scrape benchmark's latency tail (issue 21): where does a slow request's
- * time go? Not a benchmark row; a tool, run by hand:
+ * time go? Not a benchmark row; a tool, run by hand (this process is the client: give it
+ * the load client's young generation, load-client.ts CLIENT_SEMI_SPACE_MB, to match it):
  *
- *   node dist/bench/lib/tail-probe.js [--gpus 64] [--workers 2] [--concurrency 4] [--requests 2000]
+ *   node --min-semi-space-size=32 --max-semi-space-size=32 dist/bench/lib/tail-probe.js [--gpus 64] [--workers 2] [--concurrency 4] [--requests 2000]
  *                                     [--node-args "--max-semi-space-size=..."] [--out FILE]
  *
  * Starts our server (startServer over the same synthetic box as bench/lib/scrape-server.ts)
@@ -142,6 +143,13 @@ async function main(): Promise<void> {
       srv.once('message', resolve);
       srv.send('start');
     });
+    // The client's own GC pauses (this process): a stall here reads as server latency.
+    const clientGcs: Span[] = [];
+    const offset = now() - performance.now();
+    const obs = new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) clientGcs.push({ t0: e.startTime + offset, t1: e.startTime + offset + e.duration });
+    });
+    obs.observe({ entryTypes: ['gc'] });
     const spans: Span[] = [];
     let issued = 0;
     const worker = async () => {
@@ -158,7 +166,8 @@ async function main(): Promise<void> {
       srv.send('stop');
     });
     agent.destroy();
-    report(spans, trace, wall, requests);
+    obs.disconnect();
+    report(spans, trace, wall, requests, clientGcs);
     const out = arg('out', '');
     if (out) fs.writeFileSync(out, JSON.stringify({ spans, trace }));
   } finally {
@@ -166,7 +175,7 @@ async function main(): Promise<void> {
   }
 }
 
-function report(spans: Span[], tr: ServerTrace, wallMs: number, requests: number): void {
+function report(spans: Span[], tr: ServerTrace, wallMs: number, requests: number, clientGcs: Span[]): void {
   const lat = spans.map((s) => s.t1 - s.t0);
   const f = (x: number) => x.toFixed(2);
   const q = (xs: number[], p: number) => f(quantile(xs, p));
@@ -177,6 +186,7 @@ function report(spans: Span[], tr: ServerTrace, wallMs: number, requests: number
   const kinds = new Map<string, number[]>();
   for (const g of tr.gcs) kinds.set(g.what!, [...(kinds.get(g.what!) ?? []), g.t1 - g.t0]);
   for (const [k, xs] of kinds) console.log(`gc ${k}: ${xs.length}, ${f(xs.length / requests)}/request, sum ${f(xs.reduce((a, b) => a + b, 0))} ms: ${d(xs)}`);
+  console.log(`client GC: ${clientGcs.length}, sum ${f(clientGcs.reduce((a, g) => a + g.t1 - g.t0, 0))} ms`);
   console.log(`event loop delay p50 ${f(tr.loopDelay.p50)} p99 ${f(tr.loopDelay.p99)} max ${f(tr.loopDelay.max)} ms`);
   // The server's spans sorted by start, to match each client request to its server span:
   // the server span of a request starts after the client's t0 and ends before its t1. With
@@ -208,15 +218,16 @@ function report(spans: Span[], tr: ServerTrace, wallMs: number, requests: number
         collections: colls.length,
         collMs: colls.reduce((a, c) => a + Math.min(c.t1, s.t1) - Math.max(c.t0, s.t0), 0),
         gcMs: gcs.reduce((a, c) => a + Math.min(c.t1, s.t1) - Math.max(c.t0, s.t0), 0),
+        clientGcMs: overlap(clientGcs).reduce((a, c) => a + Math.min(c.t1, s.t1) - Math.max(c.t0, s.t0), 0),
         gcs: gcs.map((g) => `${g.what}:${f(g.t1 - g.t0)}`).join(' '),
       };
     })
     .sort((a, b) => b.lat - a.lat);
-  const all = (k: 'before' | 'inServer' | 'after' | 'collections' | 'collMs' | 'gcMs', xs = rows) => f(xs.reduce((a, r) => a + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.length);
+  const all = (k: 'before' | 'inServer' | 'after' | 'collections' | 'collMs' | 'gcMs' | 'clientGcMs', xs = rows) => f(xs.reduce((a, r) => a + (Number.isNaN(r[k]) ? 0 : r[k]), 0) / xs.length);
   const top = rows.slice(0, Math.max(1, Math.ceil(rows.length / 100)));
-  console.log(`mean split, all:      before ${all('before')} in-server ${all('inServer')} after ${all('after')} ms; collections overlapped ${all('collections')} (${all('collMs')} ms), GC overlapped ${all('gcMs')} ms`);
-  console.log(`mean split, slowest 1%: before ${all('before', top)} in-server ${all('inServer', top)} after ${all('after', top)} ms; collections overlapped ${all('collections', top)} (${all('collMs', top)} ms), GC overlapped ${all('gcMs', top)} ms`);
-  for (const r of top.slice(0, 12)) console.log(`  ${f(r.lat)} ms = before ${f(r.before)} + server ${f(r.inServer)} + after ${f(r.after)}; ${r.collections} collections ${f(r.collMs)} ms; gc ${f(r.gcMs)} ms ${r.gcs}`);
+  console.log(`mean split, all:      before ${all('before')} in-server ${all('inServer')} after ${all('after')} ms; collections overlapped ${all('collections')} (${all('collMs')} ms), GC overlapped ${all('gcMs')} ms, client GC ${all('clientGcMs')} ms`);
+  console.log(`mean split, slowest 1%: before ${all('before', top)} in-server ${all('inServer', top)} after ${all('after', top)} ms; collections overlapped ${all('collections', top)} (${all('collMs', top)} ms), GC overlapped ${all('gcMs', top)} ms, client GC ${all('clientGcMs', top)} ms`);
+  for (const r of top.slice(0, 12)) console.log(`  ${f(r.lat)} ms = before ${f(r.before)} + server ${f(r.inServer)} + after ${f(r.after)}; ${r.collections} collections ${f(r.collMs)} ms; gc ${f(r.gcMs)} ms ${r.gcs}; client gc ${f(r.clientGcMs)} ms`);
 }
 
 if (require.main === module) {
