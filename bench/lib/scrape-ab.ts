@@ -100,6 +100,7 @@ async function main(): Promise<void> {
     console.log(`${a.name.padEnd(10)} p50 ${f(median(a.p50))} ms, p99 ${f(median(a.p99))} ms (rounds: min ${f(Math.min(...a.p99))} max ${f(Math.max(...a.p99))}), cpu ${f(median(a.cpu))} ms/request${ratios}`);
   }
   console.log(`p99 per round: ${arms.map((a) => `${a.name} [${a.p99.map((x) => x.toFixed(1)).join(' ')}]`).join('  ')}`);
+  console.log(`CPU ms/request per round: ${arms.map((a) => `${a.name} [${a.cpu.map((x) => x.toFixed(2)).join(' ')}]`).join('  ')}`);
 }
 
 if (require.main === module) {
