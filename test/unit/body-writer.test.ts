@@ -72,3 +72,17 @@ test('a string that ends exactly at the capacity, or needs 3 bytes per character
     }
   }
 });
+
+test('a value written when the buffer is full grows it (digits and number text alike)', () => {
+  for (const v of [12345, 0, 1.5, -7, Infinity]) {
+    for (let cap = 64; cap <= 66; cap++) {
+      const w = new BodyWriter(cap);
+      const pad = 'p'.repeat(cap - 1);
+      w.bytes(Buffer.from(pad)); // fills it to one byte short, without growing it
+      w.value(v);
+      w.value(v);
+      const text = v === Infinity ? '+Inf' : String(v);
+      expect(w.finish().toString('latin1')).toBe(pad + text + text);
+    }
+  }
+});
