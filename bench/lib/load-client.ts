@@ -71,12 +71,24 @@ async function runJob(job: LoadJob): Promise<LoadResult> {
   }
 }
 
+/**
+ * The client's young generation, MiB per semi-space (V8 flags of the child). The client is
+ * the measuring instrument: each of its scavenges pauses every request in flight and reads
+ * as server latency, for every server alike. Node's http client leaves ~50 KiB of garbage
+ * per request, and V8 sizes a young generation by survival, which stays low here: left
+ * alone the client scavenged about once per 150 requests (20 per 3000, as often as our
+ * server; bench/lib/tail-probe.ts, issue 21), 0.5–9 ms each on the shared box. At 32 MiB
+ * it scavenges ~4x less often, each pause no longer (a scavenge's cost is what survives).
+ */
+export const CLIENT_SEMI_SPACE_MB = 32;
+
 /** Parent side: one child process reused for every job. */
 export class LoadClient {
   private constructor(private readonly child: ChildProcess) {}
 
   static start(): LoadClient {
-    const child = fork(__filename, ['--child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const young = [`--min-semi-space-size=${CLIENT_SEMI_SPACE_MB}`, `--max-semi-space-size=${CLIENT_SEMI_SPACE_MB}`];
+    const child = fork(__filename, ['--child'], { execArgv: [...process.execArgv, ...young], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     return new LoadClient(child);
   }
 

@@ -72,6 +72,8 @@ export class LabelWriter {
   private readonly written = new WeakMap<Attributes, string>();
   /** lineStart's text by sample name and attribute set. */
   private readonly starts = new Map<string, WeakMap<Attributes, string>>();
+  /** lineStart's text as UTF-8, cached the same way (body-writer.ts). */
+  private readonly startBytes = new Map<string, WeakMap<Attributes, Buffer>>();
 
   /** `k1="v1",k2="v2"` in attribute order, as the package writes them. */
   labels(attributes: Attributes): string {
@@ -97,6 +99,21 @@ export class LabelWriter {
       byAttributes.set(attributes, start);
     }
     return start;
+  }
+
+  /** lineStart as UTF-8 bytes, cached as lineStart is. */
+  lineStartBytes(name: string, attributes: Attributes): Buffer {
+    let byAttributes = this.startBytes.get(name);
+    if (byAttributes === undefined) {
+      byAttributes = new WeakMap();
+      cacheSet(this.startBytes, name, byAttributes);
+    }
+    let b = byAttributes.get(attributes);
+    if (b === undefined) {
+      b = Buffer.from(this.lineStart(name, attributes), 'utf8');
+      byAttributes.set(attributes, b);
+    }
+    return b;
   }
 
   private write(attributes: Attributes): string {

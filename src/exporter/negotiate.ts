@@ -8,7 +8,8 @@
  * rank identity above it.
  *
  * Both parsers take untrusted header text: bounded work (at most MAX_RANGES entries are
- * looked at), never throw.
+ * looked at), never throw. Each remembers its last answer: a scraper sends the same header
+ * with every scrape, so parsing it again (strings, Maps: garbage) bought nothing (issue 21).
  */
 
 export type ExpositionFormat = 'text' | 'openmetrics';
@@ -63,6 +64,18 @@ function parseList(header: string | string[] | undefined): Range[] {
  * range listed first.
  */
 export function negotiateFormat(accept: string | string[] | undefined): ExpositionFormat {
+  if (typeof accept === 'string' && accept === lastAccept.header) return lastAccept.answer;
+  const answer = negotiate(accept);
+  if (typeof accept === 'string') lastAccept = { header: accept, answer };
+  return answer;
+}
+
+/** The last Accept header given as one string, and its answer. */
+let lastAccept: { header: string | undefined; answer: ExpositionFormat } = { header: undefined, answer: 'text' };
+/** The last Accept-Encoding header given as one string, and its answer. */
+let lastEncoding: { header: string | undefined; answer: boolean } = { header: undefined, answer: false };
+
+function negotiate(accept: string | string[] | undefined): ExpositionFormat {
   let best: ExpositionFormat = 'text';
   let bestQ = 0;
   for (const r of parseList(accept)) {
@@ -84,6 +97,13 @@ export function negotiateFormat(accept: string | string[] | undefined): Expositi
 
 /** Whether to gzip the answer to this Accept-Encoding header. */
 export function acceptsGzip(acceptEncoding: string | string[] | undefined): boolean {
+  if (typeof acceptEncoding === 'string' && acceptEncoding === lastEncoding.header) return lastEncoding.answer;
+  const answer = gzipWanted(acceptEncoding);
+  if (typeof acceptEncoding === 'string') lastEncoding = { header: acceptEncoding, answer };
+  return answer;
+}
+
+function gzipWanted(acceptEncoding: string | string[] | undefined): boolean {
   let gzip: number | undefined;
   let star: number | undefined;
   let identity: number | undefined;

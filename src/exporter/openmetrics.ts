@@ -31,10 +31,12 @@
  */
 import type { Attributes } from '@opentelemetry/api';
 import { DataPointType, MetricData, ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { BodyWriter } from './body-writer';
 import type { ExemplarStore } from './exemplars';
-import { cacheSet, concat, countSumLines, LabelWriter, NEEDS_ESCAPE, sampleLines, sampleName, valueString } from './label-writer';
+import { cacheSet, LabelWriter, NEEDS_ESCAPE, sampleName } from './label-writer';
 
 const UNIT_SUFFIXES = ['seconds', 'bytes'] as const;
+const NEWLINE = 0x0a;
 
 function escapeHelp(s: string): string {
   return NEEDS_ESCAPE.test(s) ? s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') : s;
@@ -75,11 +77,14 @@ function typeOf(metric: MetricData): string {
 }
 
 interface BucketStarts {
-  labels: string;
   /** The bounds and bucket count the starts were written for. */
   boundaries: readonly number[];
   buckets: number;
-  starts: string[];
+  /** `name_bucket{labels,le="…"} ` per bucket line, as UTF-8. */
+  starts: Buffer[];
+  /** `name_count{labels} ` and `name_sum{labels} `, as UTF-8. */
+  count: Buffer;
+  sum: Buffer;
 }
 
 interface Names {
@@ -97,14 +102,19 @@ export class OpenMetricsSerializer {
   private readonly les = new Map<number, string>();
   /** Bucket line starts by family name and attribute set (bucketStarts). */
   private readonly starts = new Map<string, WeakMap<Attributes, BucketStarts>>();
+  /** The last body's size: the next one is written into one allocation that size and a bit. */
+  private lastSize = 0;
 
   serialize(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string {
-    return concat(this.serializePieces(resourceMetrics, exemplars));
+    return this.serializeBody(resourceMetrics, exemplars).toString('utf8');
   }
 
-  /** The body in pieces, one per family (see FastPrometheusSerializer.serializePieces). */
-  serializePieces(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): string[] {
-    const out: string[] = [];
+  /**
+   * The body as UTF-8, written straight into bytes (body-writer.ts: no rope of strings to
+   * flatten and throw away; shared-collection.ts sends and compresses these bytes).
+   */
+  serializeBody(resourceMetrics: ResourceMetrics, exemplars?: ExemplarStore | null): Buffer {
+    const out = new BodyWriter(this.lastSize + (this.lastSize >> 4) + 1024);
     const seen = new Set<string>();
     for (const scope of resourceMetrics.scopeMetrics) {
       for (const metric of scope.metrics) {
@@ -114,11 +124,13 @@ export class OpenMetricsSerializer {
         if (n === undefined || seen.has(n.family) || seen.has(n.sample)) continue;
         seen.add(n.family);
         seen.add(n.sample);
-        out.push(this.metricText(metric, n, exemplars ?? null));
+        this.writeMetric(out, metric, n, exemplars ?? null);
       }
     }
-    out.push('# EOF\n');
-    return out;
+    out.str('# EOF\n');
+    const body = out.finish();
+    this.lastSize = body.length;
+    return body;
   }
 
   /** The 0.0.4 sample name (the exporter package's rules), its family and unit; cached. */
@@ -137,41 +149,59 @@ export class OpenMetricsSerializer {
     return n;
   }
 
-  private metricText(metric: MetricData, n: Names, exemplars: ExemplarStore | null): string {
+  /** One family: metadata, then its samples (`name{labels} value`, buckets with exemplars, _count, _sum). */
+  private writeMetric(out: BodyWriter, metric: MetricData, n: Names, exemplars: ExemplarStore | null): void {
     const { family, sample: name } = n;
-    let text = `# TYPE ${family} ${typeOf(metric)}\n`;
-    if (n.unit) text += `# UNIT ${family} ${n.unit}\n`;
-    text += `# HELP ${family} ${escapeHelp(metric.descriptor.description || 'description missing')}\n`;
+    out.str(`# TYPE ${family} ${typeOf(metric)}\n`);
+    if (n.unit) out.str(`# UNIT ${family} ${n.unit}\n`);
+    out.str(`# HELP ${family} ${escapeHelp(metric.descriptor.description || 'description missing')}\n`);
     switch (metric.dataPointType) {
       case DataPointType.SUM:
       case DataPointType.GAUGE:
-        text += sampleLines(name, metric.dataPoints, this.labelWriter);
+        for (const dp of metric.dataPoints) {
+          out.bytes(this.labelWriter.lineStartBytes(name, dp.attributes));
+          out.value(dp.value);
+          out.char(NEWLINE);
+        }
         break;
       case DataPointType.HISTOGRAM:
         for (const dp of metric.dataPoints) {
-          const { labels, starts } = this.bucketStarts(name, dp.attributes, dp.value.buckets);
+          const e = this.bucketStarts(name, dp.attributes, dp.value.buckets);
           const h = dp.value;
-          const braced = labels === '' ? '' : `{${labels}}`;
           const row = exemplars ? exemplars.row(name, dp.attributes) : null;
           const { counts } = h.buckets;
           let cumulative = 0;
-          for (let i = 0; i < starts.length; i++) {
+          for (let i = 0; i < e.starts.length; i++) {
             cumulative += counts[i];
-            const ex = row ? exemplars!.text(row, i) : '';
-            text += ex === '' ? `${starts[i]}${valueString(cumulative)}\n` : `${starts[i]}${valueString(cumulative)}${ex}\n`;
+            out.bytes(e.starts[i]);
+            out.value(cumulative);
+            if (row) {
+              const ex = exemplars!.text(row, i);
+              if (ex !== '') out.str(ex);
+            }
+            out.char(NEWLINE);
           }
-          text += countSumLines(name, braced, h);
+          // As in 0.0.4 (label-writer.ts countSumLines): _count, then _sum, each when set.
+          if (h.count != null) {
+            out.bytes(e.count);
+            out.value(h.count);
+            out.char(NEWLINE);
+          }
+          if (h.sum != null) {
+            out.bytes(e.sum);
+            out.value(h.sum);
+            out.char(NEWLINE);
+          }
         }
         break;
     }
-    return text;
   }
 
   /**
-   * A histogram series' label text and the start of each of its bucket lines
-   * (`name_bucket{labels,le="…"} `), written once per family, attribute set and bounds
-   * (labels as LabelWriter.labels: attribute sets are not changed once made). The lines
-   * stop after the first +Inf bound, as the loop over the buckets did.
+   * The start of each bucket line of a histogram series (`name_bucket{labels,le="…"} `) and
+   * of its `_count` and `_sum` lines, as UTF-8, written once per family, attribute set and
+   * bounds (labels as LabelWriter.labels: attribute sets are not changed once made). The
+   * lines stop after the first +Inf bound, as the loop over the buckets did.
    */
   private bucketStarts(name: string, attributes: Attributes, buckets: { boundaries: readonly number[]; counts: readonly number[] }): BucketStarts {
     let byAttributes = this.starts.get(name);
@@ -184,15 +214,16 @@ export class OpenMetricsSerializer {
     if (e === undefined || e.boundaries !== boundaries || e.buckets !== counts.length) {
       const labels = this.labelWriter.labels(attributes);
       const bucket = labels === '' ? `${name}_bucket{le="` : `${name}_bucket{${labels},le="`;
-      const starts: string[] = [];
+      const braced = labels === '' ? '' : `{${labels}}`;
+      const starts: Buffer[] = [];
       let infinite = false;
       for (let i = 0; i < counts.length; i++) {
         const upper = boundaries[i];
         if (upper === undefined && infinite) break;
         if (upper === Infinity) infinite = true;
-        starts.push(`${bucket}${upper === undefined || upper === Infinity ? '+Inf' : this.le(upper)}"} `);
+        starts.push(Buffer.from(`${bucket}${upper === undefined || upper === Infinity ? '+Inf' : this.le(upper)}"} `, 'utf8'));
       }
-      e = { labels, boundaries, buckets: counts.length, starts };
+      e = { boundaries, buckets: counts.length, starts, count: Buffer.from(`${name}_count${braced} `, 'utf8'), sum: Buffer.from(`${name}_sum${braced} `, 'utf8') };
       byAttributes.set(attributes, e);
     }
     return e;

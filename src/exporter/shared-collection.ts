@@ -16,6 +16,8 @@
  * it (flattening the concatenation) then encoding it cost ~1 ms a scrape, more than the
  * collection and serialisation together (bench/README.md, scrape benchmark); writing the
  * pieces costs ~0.05 ms. The whole text is concatenated only for in-process callers and HEAD.
+ * The OpenMetrics body (what Prometheus asks for) comes as bytes already (body-writer.ts):
+ * flattening its pieces was most of the garbage a collection left (issue 21).
  */
 import * as zlib from 'node:zlib';
 import { concat } from './label-writer';
@@ -34,19 +36,22 @@ export function utf8Of(pieces: readonly string[]): Buffer {
 }
 
 export class CollectionBodies {
-  private readonly pieces = new Map<ExpositionFormat, readonly string[]>();
+  private readonly rendered = new Map<ExpositionFormat, readonly string[] | Buffer>();
   private readonly texts = new Map<ExpositionFormat, string>();
   private readonly bytes = new Map<string, Buffer>();
 
-  /** @param render the collection serialised in one format, whole or in pieces (called once per format) */
-  constructor(private readonly render: (format: ExpositionFormat) => string | readonly string[]) {}
+  /**
+   * @param render the collection serialised in one format (called once per format): whole,
+   *   in pieces, or as its UTF-8 bytes
+   */
+  constructor(private readonly render: (format: ExpositionFormat) => string | readonly string[] | Buffer) {}
 
-  private piecesOf(format: ExpositionFormat): readonly string[] {
-    let p = this.pieces.get(format);
+  private renderedOf(format: ExpositionFormat): readonly string[] | Buffer {
+    let p = this.rendered.get(format);
     if (p === undefined) {
       const r = this.render(format);
       p = typeof r === 'string' ? [r] : r;
-      this.pieces.set(format, p);
+      this.rendered.set(format, p);
     }
     return p;
   }
@@ -55,7 +60,8 @@ export class CollectionBodies {
   text(format: ExpositionFormat): string {
     let t = this.texts.get(format);
     if (t === undefined) {
-      t = concat(this.piecesOf(format));
+      const r = this.renderedOf(format);
+      t = Buffer.isBuffer(r) ? r.toString('utf8') : concat(r as readonly string[]);
       this.texts.set(format, t);
     }
     return t;
@@ -66,7 +72,11 @@ export class CollectionBodies {
     const key = `${format} ${gzipLevel ?? 'identity'}`;
     let b = this.bytes.get(key);
     if (b === undefined) {
-      b = gzipLevel === undefined ? utf8Of(this.piecesOf(format)) : zlib.gzipSync(this.encoded(format), { level: gzipLevel });
+      if (gzipLevel !== undefined) b = zlib.gzipSync(this.encoded(format), { level: gzipLevel });
+      else {
+        const r = this.renderedOf(format);
+        b = Buffer.isBuffer(r) ? r : utf8Of(r as readonly string[]);
+      }
       this.bytes.set(key, b);
     }
     return b;

@@ -158,7 +158,7 @@ export class Telemetry {
     }
     let timed = false;
     return new CollectionBodies((format) => {
-      const body = format === 'openmetrics' ? this.omSerializer.serializePieces(resourceMetrics, this.exemplars) : this.serializer.serializePieces(resourceMetrics);
+      const body = format === 'openmetrics' ? this.omSerializer.serializeBody(resourceMetrics, this.exemplars) : this.serializer.serializePieces(resourceMetrics);
       // The scrape duration covers the collection and its first serialisation.
       if (!timed) {
         timed = true;

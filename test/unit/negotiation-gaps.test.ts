@@ -63,3 +63,34 @@ test('Accept-Encoding: only "identity" itself can rank identity above gzip', () 
   expect(acceptsGzip('gzip;q=0.5, br')).toBe(true);
   expect(acceptsGzip('gzip;q=0.5, deflate;q=1')).toBe(true);
 });
+
+test('headers repeated and interleaved (as scrapers send them) get the same answer each time: the remembered answer is per header', () => {
+  // Answers from the file's rules, by hand: OpenMetrics by name with the highest q; text otherwise.
+  const om = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
+  const text = 'text/plain;version=0.0.4';
+  const sequence: [string | string[] | undefined, 'openmetrics' | 'text'][] = [
+    [om, 'openmetrics'],
+    [om, 'openmetrics'],
+    [text, 'text'],
+    [text, 'text'],
+    [om, 'openmetrics'],
+    [[om], 'openmetrics'],
+    [text, 'text'],
+    [undefined, 'text'],
+    [om, 'openmetrics'],
+    [[text, om], 'text'], // joined: text/plain listed first at q=1 wins the tie
+    [om, 'openmetrics'],
+  ];
+  for (const [accept, want] of sequence) expect([accept, negotiateFormat(accept)]).toEqual([accept, want]);
+  const encodings: [string | undefined, boolean][] = [
+    ['gzip', true],
+    ['gzip', true],
+    ['identity', false],
+    ['identity', false],
+    ['gzip', true],
+    [undefined, false],
+    ['gzip;q=0', false],
+    ['gzip', true],
+  ];
+  for (const [ae, want] of encodings) expect([ae, acceptsGzip(ae)]).toEqual([ae, want]);
+});

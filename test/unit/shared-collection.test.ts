@@ -83,6 +83,17 @@ test('a request that arrives while a collection runs waits for the next one and 
   }
 });
 
+test('a body rendered as bytes (the OpenMetrics writer) is sent as those bytes, and read back as their text', () => {
+  const whole = '# HELP a ünïcödé\na{job_id="日本"} 1\n# EOF\n';
+  const bytes = Buffer.from(whole, 'utf8');
+  let renders = 0;
+  const bodies = new CollectionBodies(() => (renders++, bytes));
+  expect(bodies.encoded('openmetrics')).toBe(bytes);
+  expect(bodies.text('openmetrics')).toBe(whole);
+  expect(zlib.gunzipSync(bodies.encoded('openmetrics', GZIP_LEVEL)).toString('utf8')).toBe(whole);
+  expect(renders).toBe(1);
+});
+
 test('a body rendered in pieces is sent as the UTF-8 of their concatenation, whatever the characters', () => {
   const pieces = ['# HELP a ünïcödé\n', '', 'a{job_id="日本"} 1\n', 'b{x="😀 \\"q\\""} 2\n', 'x'.repeat(70_000), '\n# EOF\n'];
   const whole = pieces.join('');
