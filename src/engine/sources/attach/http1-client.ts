@@ -159,7 +159,11 @@ export class Http1Pool {
   private idle: Conn | null = null;
   private readonly live = new Set<Conn>();
 
-  constructor(private readonly maxHeadBytes = 16 * 1024) {}
+  constructor(
+    private readonly maxHeadBytes = 16 * 1024,
+    /** The clock idle times are measured on (tests set it). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Sends GET `t`; `keepAlive` false: `Connection: close`, a new connection, not kept. */
   request(t: Http1Target, headers: Record<string, string>, keepAlive: boolean, h: Http1Handlers): Http1Request {
@@ -181,7 +185,7 @@ export class Http1Pool {
     if (c === null) return null;
     this.idle = null;
     // Past the daemon's own keep-alive hint (less a second, as Node's agent): not reused.
-    if (c.key !== key || c.socket.destroyed || performance.now() - c.idleSince > c.idleForMs) {
+    if (c.key !== key || c.socket.destroyed || this.now() - c.idleSince > c.idleForMs) {
       c.drop();
       return null;
     }
@@ -199,8 +203,8 @@ export class Http1Pool {
       c.socket.setKeepAlive(true, 1000); // as Node's agent does for its free sockets
       c.keepAliveSet = true;
     }
-    c.idleSince = performance.now();
-    c.idleForMs = hintS > 0 ? hintS * 1000 - 1000 : Infinity;
+    c.idleSince = this.now();
+    c.idleForMs = hintS > 1 ? hintS * 1000 - 1000 : Infinity; // Node's agent: a hint of 0 ms is none
     c.socket.unref(); // an idle connection keeps no process alive
     this.idle = c;
   }

@@ -5,8 +5,9 @@
  * body are the same (test/attach/http1-response.test.ts checks both against Node's client):
  *
  *  - status line `HTTP/<v> <3 digits>[ <reason>]` CRLF, v one of 1.1, 1.0, 0.9, 2.0 (what
- *    llhttp takes); 1xx answers but 101 are skipped (their head only, as Node does); after a
- *    101 everything is ignored (Node waits for its deadline there too);
+ *    llhttp takes); 1xx answers but 101 are skipped (their head only, as Node does; one that
+ *    does not keep the connection is an error); after a 101 everything is ignored (Node
+ *    waits for its deadline there too);
  *  - header lines `token:[OWS]value[OWS]` CRLF, values without control characters but HTAB;
  *    no folding, no bare CR or LF anywhere in a head; each head at most `maxHeadBytes`
  *    (Node's 16 KiB) counted from its first byte to its last LF;
@@ -327,6 +328,8 @@ export class ResponseParser {
         return;
       }
       if (++this.informational > MAX_INFORMATIONAL) throw new HttpParseError('HPE_HEADER_OVERFLOW', 'Too many informational responses');
+      // A 1xx that does not keep the connection (HTTP/1.0, `Connection: close`): nothing may follow it (llhttp).
+      if (!(this.major > 0 && this.minor > 0 ? !this.connClose : this.connKeepAlive)) throw new HttpParseError('HPE_CLOSED_CONNECTION', 'Data after `Connection: close`');
       this.state = S.STATUS; // the final response follows
       return;
     }
