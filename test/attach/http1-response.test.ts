@@ -27,7 +27,7 @@ type Outcome = { ok: true; status: number; reason: string; body: string } | { ok
 
 let server: net.Server;
 let port = 0;
-let next = Buffer.alloc(0);
+let next: Buffer = Buffer.alloc(0);
 const sockets = new Set<net.Socket>();
 
 beforeAll(async () => {
