@@ -18,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { urlToHttpOptions } from 'node:url';
 import { Http1Handlers, Http1Pool, Http1Request, Http1Target, requestHead } from '../../src/engine/sources/attach/http1-client';
 import type { ResponseHead } from '../../src/engine/sources/attach/http1-response';
+import { fetchLimited, KeepAlive } from '../../src/engine/sources/attach/attach-source';
 
 /** Resolves with the first bytes each new connection sends; answers as `answer` says. */
 async function rawServer(answer: (s: net.Socket, req: Buffer) => void) {
@@ -245,6 +246,22 @@ test('errors: refused, hang-up before and after the head, malformed', async () =
     expect([r.body, r.error]).toEqual(['{"to":"the close"}', undefined]);
   } finally {
     pool.destroy();
+    await srv.close();
+  }
+});
+
+test('through fetchLimited (the poll): a host name, user:password in the URL, a query', async () => {
+  const srv = await rawServer((s) => s.write(OK));
+  const ka = new KeepAlive();
+  try {
+    const body = await fetchLimited(`http://poller:s%20cret@localhost:${srv.port}/status?full=1`, 5000, 1 << 20, undefined, ka);
+    expect(body.toString()).toBe('{}');
+    const req = srv.seen.pop()!.toString('latin1');
+    expect(req.split('\r\n').slice(0, 2)).toEqual(['GET /status?full=1 HTTP/1.1', 'Accept: application/json']);
+    expect(req).toContain(`\r\nHost: localhost:${srv.port}\r\n`);
+    expect(req).toContain(`\r\nAuthorization: Basic ${Buffer.from('poller:s cret').toString('base64')}\r\n`);
+  } finally {
+    ka.destroy();
     await srv.close();
   }
 });
