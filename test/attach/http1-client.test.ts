@@ -61,7 +61,7 @@ function get(pool: Http1Pool, t: Http1Target, keepAlive = true): Promise<Result>
     let req: Http1Request | null = null;
     const h: Http1Handlers = {
       onResponse: (x) => (head = x),
-      onData: (c) => chunks.push(c),
+      onData: (c) => chunks.push(Buffer.from(c)), // a view into the read buffer: copied
       onEnd: () => setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), reused: req!.reusedSocket })),
       onError: (e) => setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), error: e, reused: req!.reusedSocket })),
     };
