@@ -124,6 +124,8 @@ const response = fc
     teName: caseOf('transfer-encoding'),
     zeros: fc.nat({ max: 3 }),
     connection: fc.constantFrom('', 'Connection: close\r\n', 'Connection: keep-alive\r\n'),
+    // After a Transfer-Encoding value no HTAB: llhttp then reads to the close (refused here, below).
+    framingOws: fc.tuple(ows, fc.constantFrom('', ' ', '  ')),
   })
   .map((r) => {
     const body = Buffer.from(r.body);
@@ -133,10 +135,10 @@ const response = fc
     head += `HTTP/${r.version} ${r.status}${r.reason === undefined ? '' : ` ${r.reason}`}\r\n${r.headers.join('')}${r.connection}`;
     let payload: Buffer;
     if (r.framing === 'length') {
-      head += `${r.clName}: ${'0'.repeat(r.zeros)}${body.length}\r\n`;
+      head += `${r.clName}:${r.framingOws[0]}${'0'.repeat(r.zeros)}${body.length}${r.framingOws[1]}\r\n`;
       payload = body;
     } else if (r.framing === 'chunked') {
-      head += `${r.teName}: chunked\r\n`;
+      head += `${r.teName}:${r.framingOws[0]}chunked${r.framingOws[1]}\r\n`;
       const cuts = [...new Set(r.pieces.map((p) => p % (body.length + 1)))].sort((a, b) => a - b);
       const parts: Buffer[] = [];
       let from = 0;
@@ -252,6 +254,12 @@ describe('against Node client parser', () => {
       }
     }
     expect(differ).toEqual([]);
+  });
+
+  test('refused here, read to the close by Node: `chunked` followed by a tab', async () => {
+    const bytes = Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\t\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 'latin1');
+    expect(ours(bytes)).toEqual({ ok: false, code: 'HPE_INVALID_TRANSFER_ENCODING' });
+    expect(await nodeOutcome(bytes)).toEqual({ ok: true, status: 200, reason: 'OK', body: Buffer.from('2\r\n{}\r\n0\r\n\r\n').toString('hex') });
   });
 
   test('refused here, accepted by Node (stricter on purpose): a second Transfer-Encoding header', async () => {

@@ -305,6 +305,8 @@ export class ResponseParser {
       if (this.te !== null) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', 'Duplicate Transfer-Encoding');
       if (this.contentLength >= 0) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', "Transfer-Encoding can't be present with Content-Length");
       if (value.length === 0) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', 'Empty Transfer-Encoding');
+      // llhttp takes `chunked<HTAB>` for another coding (the body then runs to the close): refused.
+      if (line.slice(b).includes('\t')) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', 'Invalid Transfer-Encoding');
       for (const t of value.split(',')) if (!TOKEN.test(t.trim())) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', 'Invalid Transfer-Encoding');
       this.te = value;
     } else if (name === 'connection') {
