@@ -17,7 +17,8 @@
  *    bounded like a head); otherwise (no length, or another coding last) until the
  *    connection closes. Both framings at once are refused, as llhttp does; so is a second
  *    Content-Length or Transfer-Encoding header (llhttp refuses the first, merges the
- *    second: refused here, stricter);
+ *    second: refused here, stricter), and `chunked` followed by HTAB (llhttp reads that body
+ *    to the close: refused here);
  *  - keep-alive as llhttp decides it: HTTP/1.1 unless `Connection: close`, older versions
  *    only with `Connection: keep-alive`, never when the body runs to the close;
  *  - bytes after the end of the response (no second request was sent) are an error, as they
