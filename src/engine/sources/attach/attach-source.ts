@@ -23,9 +23,11 @@
  * Past ~500 lines on purpose: one poll loop whose baselines, restart detection and counters
  * must move together (the rules above); split, each rule would span files.
  */
-import * as http from 'node:http';
+import type * as http from 'node:http';
 import * as https from 'node:https';
 import { urlToHttpOptions } from 'node:url';
+import { Http1Pool, Http1Request, Http1Target } from './http1-client';
+import { HttpParseError } from './http1-response';
 import type { ErrorCounts } from '../../model/error-counts';
 import { EV_WORKER } from '../../model/event-layout';
 import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
@@ -100,7 +102,8 @@ export function fetchLimited(url: string, timeoutMs: number, maxBytes: number, s
  * daemon that is simply hung times out on new connections too, and keeps keep-alive.
  */
 export class KeepAlive {
-  readonly http = new http.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
+  /** http://: our own HTTP/1.1 client (http1-client.ts), at most one idle connection. */
+  readonly http = new Http1Pool();
   readonly https = new https.Agent({ keepAlive: true, maxSockets: 1, maxFreeSockets: 1 });
   off = false;
   /**
@@ -109,14 +112,11 @@ export class KeepAlive {
    */
   freshNext = false;
   strikes = 0;
-  private parsed: { url: string; protocol: string; options: http.RequestOptions } | null = null;
+  private parsed: (Target & { url: string }) | null = null;
 
   /** The polled URL as request options: a source polls one URL for its life, parsed once (throws as `new URL`). */
-  target(url: string): { protocol: string; options: http.RequestOptions } {
-    if (this.parsed?.url !== url) {
-      const u = new URL(url);
-      this.parsed = { url, protocol: u.protocol, options: urlToHttpOptions(u) };
-    }
+  target(url: string): Target {
+    if (this.parsed?.url !== url) this.parsed = { url, ...parseTarget(url) };
     return this.parsed;
   }
 
@@ -144,6 +144,73 @@ export class KeepAlive {
   }
 }
 
+/** The polled URL, parsed once: Node's request options (https) and our client's target (http). */
+interface Target {
+  protocol: string;
+  options: http.RequestOptions;
+  http1: Http1Target | null;
+}
+
+function parseTarget(url: string): Target {
+  const u = new URL(url);
+  const options = urlToHttpOptions(u);
+  // As Node's ClientRequest fills them in: no host is localhost, no port the scheme's.
+  const http1 = u.protocol === 'http:' ? { host: options.hostname || 'localhost', port: options.port ? Number(options.port) : 80, path: options.path ?? '/', auth: options.auth ?? undefined } : null;
+  return { protocol: u.protocol, options, http1 };
+}
+
+/** A request in flight, from either client: Node's https one or ours (http1-client.ts). */
+interface InFlight {
+  readonly reusedSocket: boolean;
+  destroy(): void;
+}
+
+/** What the response did, whichever client carried it; fetchOnce decides the outcome. */
+interface Events {
+  /** The head of the final response. */
+  response(status: number, statusMessage: string, declaredLength: number): void;
+  data(c: Buffer): void;
+  /** The whole body arrived. */
+  end(): void;
+  /** The body broke off after the head (the connection closed or failed). */
+  broken(e: NodeJS.ErrnoException | null): void;
+  /** The request failed (before an answer, or a malformed answer). */
+  error(e: NodeJS.ErrnoException): void;
+}
+
+const HEADERS = { Accept: 'application/json' };
+
+/** The GET on Node's https client (its keep-alive agent, or none). */
+function startNode(t: Target, agent: https.Agent | false, ev: Events): InFlight {
+  const req = https.get({ ...t.options, headers: HEADERS, agent }, (res) => {
+    res.on('close', () => {
+      if (!res.complete) ev.broken(null);
+    });
+    ev.response(res.statusCode ?? 0, res.statusMessage ?? '', Number(res.headers['content-length']));
+    res.on('data', (c: Buffer) => ev.data(c));
+    res.on('end', () => (res.complete ? ev.end() : ev.broken(null)));
+    res.on('error', (e: NodeJS.ErrnoException) => ev.broken(e));
+  });
+  req.on('error', (e: NodeJS.ErrnoException) => ev.error(e));
+  return req;
+}
+
+/** The GET on our HTTP/1.1 client. */
+function startHttp1(t: Http1Target, pool: Http1Pool, keepAlive: boolean, ev: Events): InFlight {
+  let answered = false;
+  const req: Http1Request = pool.request(t, HEADERS, keepAlive, {
+    onResponse: (head) => {
+      answered = true;
+      ev.response(head.status, head.reason, head.contentLength < 0 ? NaN : head.contentLength);
+    },
+    onData: (c) => ev.data(c),
+    onEnd: () => ev.end(),
+    // As Node's client: a malformed answer fails the request, a connection lost mid-body the body.
+    onError: (e) => (answered && !(e instanceof HttpParseError) ? ev.broken(e) : ev.error(e)),
+  });
+  return req;
+}
+
 function fetchOnce(
   url: string,
   timeoutMs: number,
@@ -154,16 +221,17 @@ function fetchOnce(
   mayRetry: boolean,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    let u: { protocol: string; options: http.RequestOptions };
+    let t: Target;
     try {
-      u = agents ? agents.target(url) : { protocol: new URL(url).protocol, options: urlToHttpOptions(new URL(url)) };
+      t = agents ? agents.target(url) : parseTarget(url);
     } catch {
       return reject(new PollError('connect', `invalid URL ${url}`));
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return reject(new PollError('connect', `${url}: only http:// and https:// are supported`));
-    const mod = u.protocol === 'https:' ? https : http;
+    if (t.protocol !== 'http:' && t.protocol !== 'https:') return reject(new PollError('connect', `${url}: only http:// and https:// are supported`));
     let settled = false;
     let answered = false; // the response began: a failure from here on is the daemon's
+    const chunks: Buffer[] = [];
+    let size = 0;
     const finish = (err: Error | null, body?: Buffer) => {
       if (settled) return;
       settled = true;
@@ -179,26 +247,21 @@ function fetchOnce(
       req.destroy();
       finish(new PollError('connect', `GET ${url}: abandoned at shutdown`));
     }
-    const agent = agents && !agents.off ? (u.protocol === 'https:' ? agents.https : agents.http) : false;
-    // As mod.get(new URL(url), { headers, agent }) builds them (node's urlToHttpOptions, then ours over it).
-    const req = mod.get({ ...u.options, headers: { Accept: 'application/json' }, agent }, (res) => {
-      answered = true;
-      res.on('close', () => {
-        if (!res.complete) finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
-      });
-      if (res.statusCode !== 200) {
-        // Not read: an error page can be as large or as slow as any other body.
-        req.destroy();
-        return finish(new PollError('http_status', `GET ${url}: HTTP ${res.statusCode}${res.statusMessage ? ` ${res.statusMessage}` : ''}`));
-      }
-      const declared = Number(res.headers['content-length']);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        req.destroy();
-        return finish(new PollError('body_too_large', `GET ${url}: body of ${declared} bytes exceeds the limit of ${maxBytes}`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
+    const events: Events = {
+      response(status, statusMessage, declared) {
+        answered = true;
+        if (status !== 200) {
+          // Not read: an error page can be as large or as slow as any other body.
+          req.destroy();
+          return finish(new PollError('http_status', `GET ${url}: HTTP ${status}${statusMessage ? ` ${statusMessage}` : ''}`));
+        }
+        if (Number.isFinite(declared) && declared > maxBytes) {
+          req.destroy();
+          return finish(new PollError('body_too_large', `GET ${url}: body of ${declared} bytes exceeds the limit of ${maxBytes}`));
+        }
+      },
+      data(c) {
+        if (settled) return;
         size += c.length;
         if (size > maxBytes) {
           req.destroy();
@@ -206,29 +269,31 @@ function fetchOnce(
           return;
         }
         chunks.push(c);
-      });
-      res.on('end', () => {
-        if (!res.complete) return finish(new PollError('connect', `GET ${url}: connection closed before the body was complete`));
+      },
+      end() {
+        if (settled) return;
         agents?.answered(req.reusedSocket);
         finish(null, Buffer.concat(chunks, size));
-      });
-      res.on('error', (e: NodeJS.ErrnoException) =>
-        finish(new PollError('connect', `GET ${url}: connection closed before the body was complete (${describeNetError(e)})`)),
-      );
-    });
-    req.on('error', (e: NodeJS.ErrnoException) => {
-      // A kept-alive connection the daemon closed as we reused it (its idle timeout), before
-      // any answer: not the daemon failing. Asked again once, on a new connection, within
-      // what is left of the same deadline (Node's documented pattern).
-      if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && deadline - performance.now() > 0) {
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        fetchOnce(url, timeoutMs, deadline, maxBytes, signal, agents, false).then(resolve, reject);
-        return;
-      }
-      finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`));
-    });
+      },
+      broken(e) {
+        finish(new PollError('connect', `GET ${url}: connection closed before the body was complete${e ? ` (${describeNetError(e)})` : ''}`));
+      },
+      error(e) {
+        // A kept-alive connection the daemon closed as we reused it (its idle timeout), before
+        // any answer: not the daemon failing. Asked again once, on a new connection, within
+        // what is left of the same deadline (Node's documented pattern).
+        if (mayRetry && !settled && !answered && req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE') && deadline - performance.now() > 0) {
+          settled = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          fetchOnce(url, timeoutMs, deadline, maxBytes, signal, agents, false).then(resolve, reject);
+          return;
+        }
+        finish(new PollError('connect', `GET ${url}: ${describeNetError(e)}`));
+      },
+    };
+    const keepAlive = agents !== undefined && !agents.off;
+    const req: InFlight = t.http1 ? startHttp1(t.http1, agents?.http ?? new Http1Pool(), keepAlive, events) : startNode(t, keepAlive ? agents.https : false, events);
     signal?.addEventListener('abort', onAbort);
     const timer = setTimeout(
       () => {
