@@ -498,7 +498,7 @@ describe('evidence handed between surfaces', () => {
   test('a TIMELINE job’s kind: /status’ word first, then GetStatus’', () => {
     const r = rig({ status: true, grpc: true, timeline: true });
     r.status(500, snapshot({ uptime: 100, pipelines: [pipeline('job-s', 'snap-update', [['gpu', 1, null]])], workers: [idle(0, 0), idle(1, 0)] }));
-    r.grpcStatus(500, [{ ordinal: 0, job: 'job-s', kind: 'porep-c2' }, { ordinal: 0, job: 'job-g', kind: 'winning-post' }]);
+    r.grpcStatus(500, [{ ordinal: 0, job: 'job-s', kind: 'winning-post' }, { ordinal: 0, job: 'job-g', kind: 'porep-c2' }]);
     r.lines(1000, ...pick(0, 0, 1000, 'job-s'), ...pick(1, 0, 1000, 'job-g'));
     r.lines(1500, tl(1500, 'GPU_END', 'job-s', 'worker=0,partition=0,gpu_ms=500'), tl(1500, 'GPU_END', 'job-g', 'worker=1,partition=0,gpu_ms=300'));
     r.readTo(3000);
@@ -506,8 +506,8 @@ describe('evidence handed between surfaces', () => {
     const res = new Map(r.src.kindResolutions());
     expect([res.get('status'), res.get('grpc_status')]).toEqual([1, 1]);
     expect(m.kGpuNs[kind('snap-update')]).toBe(500e6);
-    expect(m.kGpuNs[kind('winning-post')]).toBe(300e6);
-    expect(m.kGpuNs[kind('porep-c2')]).toBe(0);
+    expect(m.kGpuNs[kind('porep-c2')]).toBe(300e6); // kind slot 0: GetStatus' word counts from slot 0 up
+    expect(m.kGpuNs[kind('winning-post')]).toBe(0);
   });
 
   test('GetMetrics’ proof counts name the kind of a TIMELINE job that ended without one (gRPC + TIMELINE)', () => {
