@@ -218,10 +218,12 @@ describe('proofs, queues, synthesis, memory, events, up', () => {
   test('events: TIMELINE lines + /status records + gRPC calls', () => {
     const r = rig({ status: true, grpc: true, timeline: true });
     r.lines(1000, ...pick(0, 0, 1000));
+    r.status(900, idleBoth(10));
     r.src.grpc!.metricsPolls = 3;
     r.src.grpc!.statusPolls = 4;
     const m = r.refresh();
     expect(r.src.timeline!.eventsTotal).toBe(2);
+    expect(r.src.status!.model.eventsTotal).toBeGreaterThan(0);
     expect(m.eventsTotal).toBe(2 + r.src.status!.model.eventsTotal + 7);
     const t = rig({ timeline: true });
     t.lines(1000, ...pick(0, 0, 1000));
@@ -798,5 +800,108 @@ describe('more of the merge’s wiring', () => {
       await src.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('issue 23, second batch (survivors of the Stryker run)', () => {
+  test('topology follows GetStatus when only its worker list changes, and its names when a restart clears them', () => {
+    const r = rig({ grpc: true });
+    r.grpcStatus(1000, [{ ordinal: 0, name: 'A' }, { ordinal: 0, name: 'A' }]);
+    expect(r.refresh().topology.workers).toHaveLength(2);
+    r.grpcStatus(2000, [{ ordinal: 0, name: 'A' }, { ordinal: 0, name: 'A' }, { ordinal: 0, name: 'A' }]);
+    expect(r.refresh().topology.workers).toHaveLength(3);
+    expect(r.src.model.topology.gpus.map((g) => g.name)).toEqual(['A']);
+    r.grpcMetrics({ uptime: 100, completed: {} });
+    r.grpcMetrics({ uptime: 1, completed: {} }); // the daemon restarted: GPU names forgotten until its next GetStatus
+    expect(r.refresh().topology.gpus.map((g) => g.name)).toEqual(['unknown']);
+    expect(r.src.model.topology.lockEvents).toBe(false); // attach sees no lock events
+  });
+
+  test('no worker list from /status or GetStatus yet: TIMELINE’s workers, even with both attached', () => {
+    const r = rig({ status: true, grpc: true, timeline: true });
+    r.lines(1000, ...pick(0, 0, 1000), ...pick(1, 1, 1000));
+    expect(r.refresh().topology.workers.map((w) => [w.id, w.gpu])).toEqual([[0, -1], [1, -1]]);
+  });
+
+  test('GetStatus’ worker list is authoritative too: a TIMELINE worker beyond it is counted, with its message', () => {
+    const r = rig({ grpc: true, timeline: true });
+    r.grpcStatus(1000, [{ ordinal: 0 }, { ordinal: 0 }]);
+    r.lines(1000, ...pick(5, 0, 1000));
+    const m = r.refresh();
+    expect(m.errors.get('timeline_worker_out_of_range')).toBe(1);
+    expect(m.errors.lastMessage).toBe('TIMELINE names worker 5, which the daemon does not report');
+    expect(m.topology.workers.map((w) => w.id)).toEqual([0, 1]);
+  });
+
+  test('GPU names and identity from /status’ own gpus section when gRPC is not attached', () => {
+    const r = rig({ status: true, timeline: true });
+    const s = snapshot({ uptime: 10, workers: [idle(0, 0)] });
+    s.gpus = [{ ordinal: 0, name: 'NVIDIA H100', uuid: 'GPU-1234', pci_bus_id: '0000:01:00.0' }];
+    r.status(1000, s);
+    const g = r.refresh().topology.gpus;
+    expect(g.map((x) => [x.ordinal, x.name, x.uuid, x.pciBusId])).toEqual([[0, 'NVIDIA H100', 'GPU-1234', '0000:01:00.0']]);
+  });
+
+  test('/status’ busy_total_secs follows the workers when their ids change at the same count', () => {
+    const r = rig({ status: true, grpc: true });
+    r.status(1000, snapshot({ uptime: 10, workers: [idle(0, 0), idle(1, 0)] }));
+    r.refresh();
+    r.status(2000, snapshot({ uptime: 11, workers: [idle(5, 0), idle(6, 0)] }));
+    r.refresh();
+    const ws = r.src.statusBody()!.gpu_workers as Record<string, unknown>[];
+    expect(ws.map((w) => [w.worker_id, typeof w.busy_total_secs])).toEqual([[5, 'number'], [6, 'number']]);
+  });
+
+  test('TIMELINE drives: a porep-c2 partition (kind slot 0) keeps its kind; partition 0 is owned', () => {
+    const r = rig({ timeline: true });
+    r.lines(1000, ...pick(0, 0, 1000, B), ...pick(1, 3, 1000, B));
+    r.readTo(3000);
+    const m = r.refresh();
+    expect([m.wKind[r.slot(0)], m.wPartition[r.slot(0)]]).toEqual([kind('porep-c2'), 0]);
+    expect(m.ownedCount).toBe(2);
+  });
+
+  test('TIMELINE drives: a partition its worker left for another without an end is counted as superseded on the GPU', () => {
+    const r = rig({ timeline: true });
+    r.lines(1000, ...pick(0, 0, 1000, B));
+    r.lines(1500, ...pick(0, 1, 1500, B));
+    r.readTo(3000);
+    expect(r.refresh().supersededOnGpu).toBe(1);
+  });
+
+  test('/status drives partitions: the live partitions are its own; with TIMELINE driving, /status’ failed partitions are added', () => {
+    const r = rig({ status: true });
+    r.status(1000, snapshot({ uptime: 10, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null], ['synthesizing', null, null]])], workers: [proving(0, 0, A, 0, 0.1)] }));
+    const m = r.refresh();
+    expect(Array.from(m.kLive)).toEqual(Array.from(r.src.status!.model.kLive));
+    expect(m.kLive.reduce((a, b) => a + b, 0)).toBe(2);
+    const t = rig({ status: true, timeline: true });
+    t.status(1000, snapshot({ uptime: 10, pipelines: [pipeline(A, 'snap-update', [['synthesizing', null, null]])], workers: [idle(0, 0)] }));
+    t.status(2000, snapshot({ uptime: 11, pipelines: [pipeline(A, 'snap-update', [['failed', null, null]])], workers: [idle(0, 0)] }));
+    expect(t.refresh().kPartsFailed[kind('snap-update')]).toBe(1);
+  });
+
+  test('a driver switch counts only the new driver’s increments: what /status counted before the switch is not added', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['gpu', null, null], ['synthesizing', null, null]])], workers: [proving(0, 0, A, 0, 0.5)] }));
+    r.status(2000, snapshot({ uptime: 101, pipelines: [pipeline(A, 'snap-update', [['done', null, 600], ['synth_done', 700, null]])], workers: [idle(0, 0)] }));
+    let m = r.refresh();
+    expect(r.warnings().filter((w) => w.startsWith('partitions now'))).toEqual([]); // nothing to say at start
+    expect([m.kPartsCompleted[kind('snap-update')], m.kGpuNs[kind('snap-update')], m.kSynthNs[kind('snap-update')]]).toEqual([0, 0, 0]); // TIMELINE drives
+    skewNs = 11e9;
+    m = r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    expect([m.kPartsCompleted[kind('snap-update')], m.kGpuNs[kind('snap-update')], m.kSynthNs[kind('snap-update')]]).toEqual([0, 0, 0]);
+    const parts = m.wPartitions[r.slot(0)];
+    r.lines(3000, ...pick(1, 4, 3000));
+    m = r.refresh();
+    expect(m.wPartitions[r.slot(0)]).toBeGreaterThanOrEqual(parts); // back to TIMELINE: never down
+  });
+
+  test('silent from the first refresh on: the switch is said', () => {
+    const r = rig({ status: true, timeline: true });
+    skewNs = 11e9;
+    r.refresh();
+    expect(r.warnings()).toContain('partitions now from status (the daemon writes no TIMELINE)');
   });
 });
