@@ -141,8 +141,21 @@ describe('status no_pipelines', () => {
     expect(w.watch.reasons('status')).toEqual(['no_pipelines']);
     expect(w.watch.degraded('status', 'no_pipelines')).toBe(true);
     expect(w.watch.reasons('timeline')).toEqual([]);
+    expect(w.watch.reasons('grpc')).toEqual([]); // a status reason only
+    w.watch.update(60.5 * S); // still none listed: stays
+    expect(w.watch.reasons('status')).toEqual(['no_pipelines']);
     w.status.model.jobs.set(1, {});
     w.watch.update(61 * S);
+    expect(w.watch.reasons('status')).toEqual([]);
+  });
+
+  test('partitioned proofs counted before the window are not the window’s', () => {
+    const w = world();
+    w.timeline.eventsTotal = 1;
+    w.grpc.kProofsCompleted[PORE] = 50;
+    w.watch.update(0);
+    w.grpc.kProofsCompleted[PORE] = 51;
+    w.watch.update(60 * S);
     expect(w.watch.reasons('status')).toEqual([]);
   });
 
