@@ -71,6 +71,14 @@ describe('SampleHistory', () => {
     expect(h.newestUntil(3, 100)).toBeNull();
   });
 
+  test('the newest is kept even with a count bound of 0', () => {
+    const h = new SampleHistory(1e12, 0);
+    h.add(1, s(5));
+    h.add(1, s(7));
+    expect(h.newestUntil(1, 10)).toEqual(s(7));
+    expect(h.newestUntil(1, 6)).toBeNull();
+  });
+
   test('ties: the later added wins', () => {
     const h = new SampleHistory();
     h.add(1, s(10, false));
