@@ -13,6 +13,7 @@ import {
   TL_IGNORED,
   TL_SYNTH_END,
   TL_SYNTH_START,
+  JobIdCache,
   newRecord,
   parseTimeline,
   type TimelineRecord,
@@ -163,4 +164,37 @@ test('an end given inside a line: what lies past it (an unknown event name, a =)
   expect(parse('TIMELINE,1,CHAN_SEND,j,abc=1').err).toBeNull();
   // A detail-less line that ends the text (no terminator, no comma after the id).
   expect(parse('TIMELINE,5,CHAN_SEND,job-z')).toMatchObject({ err: null, rec: { event: TL_IGNORED, jobId: 'job-z' } });
+});
+
+test('a job-id cache (as the surface uses) never hands back another job\'s id', () => {
+  // The surface parses with a cache of recent ids; whatever it holds, each line's id must be
+  // exactly the text of that line. Ids that are prefixes of each other (job-1, job-10) meet
+  // in one of its slots now and then among 20,000 pairs; so do ids of equal length.
+  const ids = new JobIdCache();
+  const rec = newRecord();
+  const got: string[] = [];
+  const want: string[] = [];
+  const line = (id: string) => {
+    const l = `TIMELINE,1,GPU_PICKUP,${id},worker=0`;
+    expect(parseTimeline(l, 0, l.length, rec, ids)).toBeNull();
+    got.push(rec.jobId);
+    want.push(id);
+  };
+  for (let i = 0; i < 20000; i++) {
+    line(`job-${i}`);
+    line(`job-${i}0`);
+    line(`job-${i}`);
+    line(`job-${(i * 7919) % 20000}x`);
+  }
+  expect(got.filter((g, k) => g !== want[k])).toEqual([]);
+  // Inside a longer text (the read piece), with a journal prefix and a non-BMP or lone
+  // surrogate character in the id: the same characters come back.
+  for (const id of ['ps-snap-\u{1F600}-1', 'j\ud800x', 'j\udfff', 'wdpost-1-2-[0 1]']) {
+    const text = `Dec 01 h cuzk[1]: TIMELINE,2,GPU_START,${id},worker=3\nTIMELINE,3,GPU_END,other,worker=3,gpu_ms=1\n`;
+    const a = text.indexOf('TIMELINE,');
+    expect(parseTimeline(text, a, text.indexOf('\n'), rec, ids)).toBeNull();
+    expect([id, rec.jobId]).toEqual([id, id]);
+    expect(parseTimeline(text, a, text.indexOf('\n'), rec, ids)).toBeNull();
+    expect([id, rec.jobId]).toEqual([id, id]);
+  }
 });

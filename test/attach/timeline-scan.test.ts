@@ -6,6 +6,7 @@
  * Expectations are worked out from that format by hand (the record each log should give),
  * not read off the code.
  */
+import fc from 'fast-check';
 import { TimelineScanner, type ScanSink } from '../../src/engine/sources/attach/timeline-scan';
 import { newRecord, parseTimeline, TIMELINE_MARK } from '../../src/engine/sources/attach/timeline-parser';
 
@@ -359,5 +360,62 @@ test('a one-character prefix is too short to tell a journal prefix: the rest is 
   // The character (w) recurs in the rest; the rest is itself followed by tracing.
   scan(`wTIMELINE,8123,GPU_END,job-1${COLOUR_INFO}\n,worker=1,gpu_ms=912${COLOUR_INFO}\n`);
   expect(seen.records).toEqual([`8123 ${END} job-1 w1 ms912`]);
+  expect(seen.torn).toEqual([]);
+});
+
+// The scanner remembers where the next ESC of the text it is scanning lies (a 64 KiB read
+// without colour would otherwise be searched to its end for every line). Whatever it
+// remembers, one read of many lines must give exactly what the same lines give read one by
+// one, torn heads, intruders, prefixes and CRLFs included: a stale position would cut a line
+// where it has no ESC, or miss one it has.
+test('one read of many lines gives what the same lines give read one at a time (fast-check)', () => {
+  const ESC = '\x1b';
+  const lineArb = fc.oneof(
+    fc.constantFrom(
+      'TIMELINE,10,GPU_PICKUP,job-1,worker=1,partition=3',
+      'TIMELINE,11,GPU_START,job-1,worker=1,partition=3',
+      'TIMELINE,12,GPU_END,job-1,worker=1,partition=3,gpu_ms=1',
+      'TIMELINE,13,SYNTH_START,wpost-1,kind=window-post',
+      'Dec 01 10:00:00 host cuzk[42]: TIMELINE,14,GPU_QUEUE,job-2,partition=0',
+      `${ESC}[2m2026-12-01T10:00:00.000Z${ESC}[0m ${ESC}[32m INFO${ESC}[0m cuzk_core::engine: proving`,
+      '2026-12-01T10:00:00.000Z INFO cuzk_core::engine: no colour',
+      `TIMELINE,15,GPU_END,job-3${ESC}[2m2026-12-01T10:00:01Z${ESC}[0m INFO tracing`,
+      ',worker=2,partition=4,gpu_ms=7',
+      'TIMELINE,16,GPU_PICKUP,job-4,worker=2012-01-01T00:00:00 torn',
+      'TIMELINE,17,GPU_END,job-5,worker=3,gpu_ms=9\r',
+      '',
+      'TIMELINE,bad',
+      // A journal prefix on a torn head; rests with the prefix's tail and an ESC before it.
+      `Dec 01 10:00:00 host cuzk[42]: TIMELINE,18,GPU_END,job-6${ESC}[2mtracing`,
+      `,worker=1${ESC}: x`,
+      `${ESC}[0m: ,worker=1,gpu_ms=3`,
+      `Dec 01 10:00:01 host cuzk[42]: ,worker=1,gpu_ms=3`,
+    ),
+    fc.tuple(fc.integer({ min: 0, max: 99 }), fc.constantFrom('GPU_PICKUP', 'GPU_END', 'SYNTH_END'), fc.string({ maxLength: 12 }), fc.boolean()).map(
+      ([o, ev, tail, esc]) => `TIMELINE,${o},${ev},j${o}${esc ? ESC : ''}${tail}`,
+    ),
+  );
+  fc.assert(
+    fc.property(fc.array(lineArb, { maxLength: 40 }), (lines) => {
+      const text = lines.map((l) => l + '\n').join('');
+      const whole = scanner();
+      whole.scan(text);
+      const oneByOne = scanner();
+      for (const l of lines) oneByOne.scan(l + '\n');
+      expect(whole.seen).toEqual(oneByOne.seen);
+      expect(whole.pending()).toBe(oneByOne.pending());
+    }),
+    { numRuns: Number(process.env.CUZK_FUZZ_RUNS ?? 500) },
+  );
+});
+
+test('a rest read from its line\'s start after the prefix try failed: an ESC before the prefix\'s tail still cuts it', () => {
+  // The head came behind a journal prefix (tail ": "). The next line holds ": " too, after
+  // an ESC: read after the ": " it completes nothing ("x"), so it is read from its start,
+  // where the piece before the ESC (",worker=1") continues the head, which is torn again
+  // and waits; the line after brings gpu_ms.
+  const { scan, seen } = scanner();
+  scan('Dec 01 10:00:00 host cuzk[42]: TIMELINE,18,GPU_END,job-6\x1b[2mtracing\n,worker=1\x1b[0m: x\nDec 01 10:00:01 host cuzk[42]: ,gpu_ms=3\n');
+  expect(seen.records).toEqual([`18 ${code('GPU_END')} job-6 w1 ms3`]);
   expect(seen.torn).toEqual([]);
 });

@@ -14,7 +14,7 @@
  * Unknown detail keys are skipped (a newer cuzk may add some); a missing required key, a
  * number that is not plain decimal digits, a job id that is empty, too long or holds control
  * characters make the line malformed. Nothing here throws or allocates more than the job
- * id and kind strings of a good line.
+ * id (none when a JobIdCache has it) and kind strings of a good line.
  */
 
 export const TL_SYNTH_START = 0;
@@ -100,21 +100,51 @@ function eventCode(s: string, a: number, b: number): number {
   }
 }
 
-/** A job id: printable, no control characters (a binary line is not a job). */
-function validId(s: string, a: number, b: number, max: number): boolean {
-  if (b <= a || b - a > max) return false;
+/**
+ * A job id: printable, no control characters (a binary line is not a job). Returns a
+ * non-negative hash of s[a, b) (for JobIdCache), or -1 when it is not a valid id.
+ */
+function idHash(s: string, a: number, b: number, max: number): number {
+  if (b <= a || b - a > max) return -1;
+  let h = 0;
   for (let i = a; i < b; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f || c === 0xfffd) return false;
+    if (c < 0x20 || c === 0x7f || c === 0xfffd) return -1;
+    h = (Math.imul(h, 31) + c) | 0;
   }
-  return true;
+  return h & 0x7fffffff;
+}
+
+const ID_SLOTS = 256;
+
+/**
+ * The job ids of recent lines, so that the ~100 lines of one job yield one string: without
+ * it every line slices a new id out of the read piece and the jobs map hashes it again
+ * (with the ESC scan, most of the surface's time past the parse in the bench), and an id
+ * kept in that map as a slice keeps its whole read piece (up to 64 KiB) alive. A slot
+ * holds the last id with its hash; a collision only costs a fresh copy.
+ */
+export class JobIdCache {
+  private readonly ids: string[] = new Array<string>(ID_SLOTS).fill('');
+
+  /** s[a, b) as a string, the cached one when it is the same text. */
+  get(s: string, a: number, b: number, hash: number): string {
+    const slot = hash & (ID_SLOTS - 1);
+    const c = this.ids[slot];
+    if (c.length === b - a && s.startsWith(c, a)) return c;
+    // A copy, not a slice: a slice would keep the read piece alive (utf16le round-trips
+    // every code unit, lone surrogates included).
+    const id = Buffer.from(s.slice(a, b), 'utf16le').toString('utf16le');
+    this.ids[slot] = id;
+    return id;
+  }
 }
 
 /**
  * Parses the TIMELINE record that starts at s[start] (the `T` of `TIMELINE,`) and ends
  * before s[end] (no line terminator). Fills `out`; returns null or why the line is unusable.
  */
-export function parseTimeline(s: string, start: number, end: number, out: TimelineRecord): TimelineParseError | null {
+export function parseTimeline(s: string, start: number, end: number, out: TimelineRecord, ids?: JobIdCache): TimelineParseError | null {
   if (end > start && s.charCodeAt(end - 1) === 13) end--; // CRLF
   let p = start + TIMELINE_MARK.length;
   let q = s.indexOf(',', p);
@@ -137,7 +167,8 @@ export function parseTimeline(s: string, start: number, end: number, out: Timeli
   p = q + 1;
   q = s.indexOf(',', p);
   if (q < 0 || q > end) q = end; // a detail-less line: the job id runs to the end
-  if (!validId(s, p, q, TL_LIMITS.jobIdLength)) return 'malformed';
+  const hash = idHash(s, p, q, TL_LIMITS.jobIdLength);
+  if (hash < 0) return 'malformed';
   const jobA = p;
   const jobB = q;
   out.offsetMs = offset;
@@ -186,7 +217,7 @@ export function parseTimeline(s: string, start: number, end: number, out: Timeli
         out.ms = n;
         sawMs = ev === TL_SYNTH_END;
       } else if (klen === 4 && s.startsWith('kind', p)) {
-        if (!validId(s, eq + 1, q, TL_LIMITS.kindLength)) return 'malformed';
+        if (idHash(s, eq + 1, q, TL_LIMITS.kindLength) < 0) return 'malformed';
         out.kind = s.slice(eq + 1, q);
       } else if (klen === 0) return 'malformed';
       // other keys: skipped
@@ -214,6 +245,6 @@ export function parseTimeline(s: string, start: number, end: number, out: Timeli
     default:
       break;
   }
-  out.jobId = s.slice(jobA, jobB);
+  out.jobId = ids ? ids.get(s, jobA, jobB, hash) : s.slice(jobA, jobB);
   return null;
 }

@@ -30,7 +30,7 @@ import type { Logger } from '../../../util/logger';
 import { KindEvidence, KindResolutions, kindFromRequestId } from './kind-evidence';
 import { FollowerSink, LogFollower } from './timeline-follower';
 import { ownTimers, type Every } from '../timers';
-import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, newRecord, parseTimeline } from './timeline-parser';
+import { TL_GPU_END, TL_GPU_PICKUP, TL_GPU_QUEUE, TL_GPU_START, TL_LIMITS, TL_SYNTH_END, TL_SYNTH_START, TimelineRecord, JobIdCache, newRecord, parseTimeline } from './timeline-parser';
 import { TimelineClock, DEFAULT_MAX_LEAD_MS, STALE_HOLD_NS, type ClockVerdict } from './timeline-clock';
 import {
   END_ABANDONED,
@@ -129,6 +129,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   private readonly follower: LogFollower;
   private readonly log: ThrottledLog;
   private readonly rec: TimelineRecord = newRecord();
+  private readonly ids = new JobIdCache();
   private readonly errors: ErrorCounts;
   private readonly maxLineBytes: number;
   readonly clock: TimelineClock;
@@ -258,7 +259,7 @@ export class TimelineSurface implements Surface, FollowerSink {
   }
 
   private record(s: string, a: number, b: number, history: boolean, readHr: number): string | null {
-    const err = parseTimeline(s, a, b, this.rec);
+    const err = parseTimeline(s, a, b, this.rec, this.ids);
     if (err !== null) return err;
     this.apply(this.rec, !history, readHr);
     return null;
