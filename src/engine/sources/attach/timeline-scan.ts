@@ -163,8 +163,16 @@ export class TimelineScanner {
     // parses as the tail of the job id (`job-1Dec 01 10:00:00 host cuzk[42]: `).
     const starts: number[] = [];
     if (this.headPrefixTail !== '') {
-      const at = text.indexOf(this.headPrefixTail, p);
-      if (at >= 0 && at < end) starts.push(at + this.headPrefixTail.length);
+      // Searched within this line only: indexOf would read on through the whole piece
+      // whenever the line lacks it (a log of torn lines without a journal prefix).
+      const t0 = this.headPrefixTail.charCodeAt(0);
+      const t1 = this.headPrefixTail.charCodeAt(1);
+      for (let i = p; i < end; i++) {
+        if (text.charCodeAt(i) === t0 && text.charCodeAt(i + 1) === t1) {
+          starts.push(i + 2);
+          break;
+        }
+      }
     }
     starts.push(p);
     for (const a of starts) {
