@@ -53,17 +53,30 @@ async function rawServer(answer: (s: net.Socket, req: Buffer) => void) {
 
 type Result = { head?: ResponseHead; body: string; error?: NodeJS.ErrnoException; reused: boolean };
 
-/** One GET through the pool; resolves at onEnd or onError. */
+// A hung request fails its test within seconds (not at jest's 60 s, past Stryker's timeout).
+jest.setTimeout(15_000);
+
+/** One GET through the pool; resolves at onEnd or onError, or as an error `NO_OUTCOME` if neither comes within 5 s. */
 function get(pool: Http1Pool, t: Http1Target, keepAlive = true): Promise<Result> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let head: ResponseHead | undefined;
     let req: Http1Request | null = null;
+    const deadline = setTimeout(() => {
+      req?.destroy();
+      resolve({ head, body: Buffer.concat(chunks).toString(), error: Object.assign(new Error('no outcome within 5 s'), { code: 'NO_OUTCOME' }), reused: req!.reusedSocket });
+    }, 5000);
     const h: Http1Handlers = {
       onResponse: (x) => (head = x),
       onData: (c) => chunks.push(Buffer.from(c)), // a view into the read buffer: copied
-      onEnd: () => setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), reused: req!.reusedSocket })),
-      onError: (e) => setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), error: e, reused: req!.reusedSocket })),
+      onEnd: () => {
+        clearTimeout(deadline);
+        setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), reused: req!.reusedSocket }));
+      },
+      onError: (e) => {
+        clearTimeout(deadline);
+        setImmediate(() => resolve({ head, body: Buffer.concat(chunks).toString(), error: e, reused: req!.reusedSocket }));
+      },
     };
     req = pool.request(t, { Accept: 'application/json' }, keepAlive, h);
   });
