@@ -471,6 +471,13 @@ describe('errors as the operator reads them', () => {
     ['bytes after the trailers', `${TE}2\r\n{}\r\n0\r\n\r\nX`, 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
     ['bytes after the trailers of a `Connection: close` answer', 'HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nT: 1\r\n\r\nX', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
     ['a 1xx head in HTTP/1.0', 'HTTP/1.0 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['a 1xx head in HTTP/0.9', 'HTTP/0.9 103 Early\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['a 1xx head in HTTP/2.0', 'HTTP/2.0 103 Early\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/0.9 answer', 'HTTP/0.9 200 OK\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/2.0 answer', 'HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/1.0 answer with a Connection option other than keep-alive', 'HTTP/1.0 200 OK\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['two Content-Length: 0 headers', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length'],
+    ['Content-Length: 0, then Transfer-Encoding', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 'HPE_INVALID_TRANSFER_ENCODING', "Transfer-Encoding can't be present with Content-Length"],
     ['a head of 16 KiB and more', `HTTP/1.1 200 OK\r\nX: ${'a'.repeat(17000)}\r\n\r\n`, 'HPE_HEADER_OVERFLOW', 'Header overflow'],
     ['a chunk-size line of 16 KiB and more', `${TE}2;x=${'y'.repeat(17000)}\r\n`, 'HPE_CHUNK_EXTENSIONS_OVERFLOW', 'Chunk extensions overflow'],
   ])("llhttp's code and words: %s", async (_what, text, code, message) => {
@@ -649,5 +656,55 @@ describe('framing details', () => {
     const got = ours(bytes);
     expect(got).toEqual({ ok: true, status: 200, reason: 'OK', body: Buffer.from('{}').toString('hex') });
     expect(await nodeOutcome(bytes)).toEqual(got);
+  });
+});
+
+describe('sizes and hints', () => {
+  const headOf = (text: string): { head: ResponseHead | null; code: string | null; body: string } => {
+    let head: ResponseHead | null = null;
+    const body: Buffer[] = [];
+    try {
+      new ResponseParser({ onHead: (h) => (head = h), onBody: (c) => body.push(Buffer.from(c)), onComplete: () => {} }).execute(Buffer.from(text, 'latin1'));
+      return { head, code: null, body: Buffer.concat(body).toString('latin1') };
+    } catch (e) {
+      return { head, code: (e as HttpParseError).code, body: '' };
+    }
+  };
+
+  test('chunk sizes: zeros inside a size are digits; 16 significant hex digits are taken', async () => {
+    const body = 'x'.repeat(256);
+    const text = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100\r\n${body}\r\n0\r\n\r\n`;
+    expect(ours(Buffer.from(text))).toEqual({ ok: true, status: 200, reason: 'OK', body: Buffer.from(body).toString('hex') });
+    expect(await nodeOutcome(Buffer.from(text))).toEqual(ours(Buffer.from(text)));
+    // 2^64 - 1 bytes announced: taken (the caller's size limit refuses the body as it comes).
+    expect(headOf('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}')).toMatchObject({ code: null, body: '{}' });
+  });
+
+  test('a chunked head declares no length (-1), whatever came before it', () => {
+    expect(headOf('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n').head).toMatchObject({ chunked: true, contentLength: -1 });
+    expect(headOf('HTTP/1.1 200 OK\r\n\r\n').head).toMatchObject({ chunked: false, contentLength: -1 });
+    expect(headOf('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n').head).toMatchObject({ chunked: false, contentLength: 0, keepAlive: true });
+  });
+
+  test('HTTP/0.9 and HTTP/2.0 answers keep no connection; HTTP/1.0 only with the keep-alive option itself', () => {
+    expect(headOf('HTTP/0.9 200 OK\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/1.0 200 OK\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/1.0 200 OK\r\nConnection: Upgrade, Keep-Alive\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(true);
+  });
+
+  test.each([
+    ['timeout first', 'Keep-Alive: timeout=5, max=100', 5],
+    ['timeout after another parameter', 'Keep-Alive: max=100, timeout=15', 15],
+    ['no space after the comma', 'Keep-Alive: max=100,timeout=7', 7],
+    ['upper case', 'Keep-Alive: TIMEOUT=9', 9],
+    ['nine digits', 'Keep-Alive: timeout=123456789', 123456789],
+    ['ten digits: none', 'Keep-Alive: timeout=1234567890', -1],
+    ['a value that runs on: none', 'Keep-Alive: timeout=5x', -1],
+    ['a longer parameter name: none', 'Keep-Alive: xtimeout=5', -1],
+    ['another header: none', 'X-Keep: timeout=5', -1],
+    ['another header of the same length: none', 'X-Pad-Tens: timeout=5', -1],
+  ])("the daemon's Keep-Alive hint: %s", (_what, header, seconds) => {
+    expect(headOf(`HTTP/1.1 200 OK\r\n${header}\r\nContent-Length: 0\r\n\r\n`).head?.keepAliveTimeoutS).toBe(seconds);
   });
 });
