@@ -515,3 +515,93 @@ describe('connections: which one carries a request, and what keeps the process a
     }
   });
 });
+
+describe('ends: who closes the connection, and nothing after the end', () => {
+  test('destroy() from onResponse: the rest of the same bytes calls nothing more', async () => {
+    const srv = await rawServer((s) => s.write('HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy')); // one piece
+    const pool = new Http1Pool();
+    const calls: string[] = [];
+    try {
+      const req: Http1Request = pool.request({ host: '127.0.0.1', port: srv.port, path: '/status' }, {}, true, {
+        onResponse: (h) => {
+          calls.push(`head ${h.status}`);
+          req.destroy(); // as the poll does for a status other than 200
+        },
+        onData: () => calls.push('data'),
+        onEnd: () => calls.push('end'),
+        onError: () => calls.push('error'),
+      });
+      await until(() => srv.connections === 1 && srv.sockets.size === 0); // ours closed it
+      await new Promise((r) => setImmediate(r));
+      expect(calls).toEqual(['head 503']);
+    } finally {
+      pool.destroy();
+      await srv.close();
+    }
+  });
+
+  test('after destroy(), whatever the connection still delivers (bytes, its end, an error) calls nothing', async () => {
+    const srv = await rawServer(() => {}); // never answers
+    const pool = new Http1Pool();
+    const calls: string[] = [];
+    try {
+      const req = pool.request({ host: '127.0.0.1', port: srv.port, path: '/status' }, {}, true, {
+        onResponse: () => calls.push('head'),
+        onData: () => calls.push('data'),
+        onEnd: () => calls.push('end'),
+        onError: () => calls.push('error'),
+      });
+      await until(() => srv.connections === 1);
+      req.destroy();
+      req.data(Buffer.from(OK));
+      req.eof();
+      req.fail(Object.assign(new Error('late'), { code: 'ECONNRESET' }));
+      expect(calls).toEqual([]);
+    } finally {
+      pool.destroy();
+      await srv.close();
+    }
+  });
+
+  test('a malformed answer: one onError, and our end closes the connection', async () => {
+    const srv = await rawServer((s) => s.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n')); // and keeps it open
+    const pool = new Http1Pool();
+    const errors: string[] = [];
+    try {
+      pool.request({ host: '127.0.0.1', port: srv.port, path: '/status' }, {}, true, { onResponse: () => {}, onData: () => {}, onEnd: () => {}, onError: (e) => errors.push(e.code ?? '') });
+      await until(() => srv.connections === 1 && srv.sockets.size === 0);
+      await new Promise((r) => setImmediate(r));
+      expect(errors).toEqual(['HPE_INVALID_CHUNK_SIZE']);
+    } finally {
+      pool.destroy();
+      await srv.close();
+    }
+  });
+
+  test('an answer that does not keep the connection: our end closes it at the end of the body', async () => {
+    const srv = await rawServer((s) => s.write(OK.replace('\r\n\r\n', '\r\nConnection: close\r\n\r\n'))); // the server leaves it open
+    const pool = new Http1Pool();
+    const t = { host: '127.0.0.1', port: srv.port, path: '/status' };
+    try {
+      expect((await get(pool, t)).body).toBe('{}');
+      await until(() => srv.connections === 1 && srv.sockets.size === 0);
+    } finally {
+      pool.destroy();
+      await srv.close();
+    }
+  });
+
+  test('pool.destroy() closes the idle connection too', async () => {
+    const srv = await rawServer((s) => s.write(OK));
+    const pool = new Http1Pool();
+    try {
+      await get(pool, { host: '127.0.0.1', port: srv.port, path: '/status' });
+      expect(srv.sockets.size).toBe(1); // kept
+      pool.destroy();
+      await until(() => srv.sockets.size === 0);
+    } finally {
+      pool.destroy();
+      await srv.close();
+    }
+  });
+});
