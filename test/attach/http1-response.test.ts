@@ -374,3 +374,337 @@ describe('keep-alive (RFC 9112 §9.3, as llhttp)', () => {
     expect(head('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n').keepAliveTimeoutS).toBe(-1);
   });
 });
+
+/**
+ * What an operator reads: a refused answer is logged and counted as
+ * `GET <url>: Parse Error: <words> (<HPE code>)` (attach-source.ts), so the words are part of
+ * the behaviour. Where llhttp says the same, Node's client is the reference; where the parser
+ * is stricter or words it otherwise, the words are the file's own (its header comment).
+ */
+describe('errors as the operator reads them', () => {
+  type Failure = { code: string; message: string } | null;
+  /** The parser's error for `bytes` fed in pieces cut at `cuts` (null: none). */
+  const ourError = (bytes: Buffer, cuts: number[] = [], maxHeadBytes?: number): Failure => {
+    const p = new ResponseParser({ onHead: () => {}, onBody: () => {}, onComplete: () => {} }, maxHeadBytes);
+    try {
+      let from = 0;
+      for (const c of [...cuts, bytes.length]) {
+        if (c > from) p.execute(bytes.subarray(from, c));
+        from = Math.max(from, c);
+      }
+      return null;
+    } catch (e) {
+      if (!(e instanceof HttpParseError)) throw e;
+      return { code: e.code, message: e.message };
+    }
+  };
+  /** Node's client's error for `bytes` (null: a complete answer; cut off after 2 s). */
+  const nodeError = (bytes: Buffer): Promise<Failure> => {
+    next = bytes;
+    return new Promise((resolve) => {
+      let done = false;
+      const end = (f: Failure) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        req.destroy();
+        resolve(f);
+      };
+      const req = http.get({ host: '127.0.0.1', port, path: '/status', agent: false }, (res) => {
+        res.resume();
+        res.on('end', () => end(res.complete ? null : { code: 'INCOMPLETE', message: '' }));
+        res.on('error', (e: NodeJS.ErrnoException) => end({ code: e.code ?? '', message: e.message }));
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => end({ code: e.code ?? '', message: e.message }));
+      const timer = setTimeout(() => end({ code: 'NO_ANSWER', message: '' }), 2000);
+    });
+  };
+  /** Every single cut of `bytes`, and the bytes one at a time: the same error as whole. */
+  const everyCut = (bytes: Buffer, want: Failure, maxHeadBytes?: number) => {
+    const bad: number[] = [];
+    for (let c = 1; c < bytes.length; c++) if (JSON.stringify(ourError(bytes, [c], maxHeadBytes)) !== JSON.stringify(want)) bad.push(c);
+    expect(bad).toEqual([]);
+    expect(ourError(bytes, Array.from({ length: bytes.length }, (_, k) => k), maxHeadBytes)).toEqual(want);
+  };
+  const TE = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n';
+  const CL = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n';
+
+  test.each([
+    ['a bare LF after the status line', 'HTTP/1.1 200 OK\nContent-Length: 2\n\n{}', 'HPE_CR_EXPECTED', 'Missing expected CR after response line'],
+    ['a bare LF after a header value', 'HTTP/1.1 200 OK\r\nX: a\n\r\n', 'HPE_CR_EXPECTED', 'Missing expected CR after header value'],
+    ['a bare LF after a chunk size', `${TE}2\n{}\r\n0\r\n\r\n`, 'HPE_CR_EXPECTED', 'Missing expected CR after chunk size'],
+    ['a bare LF after a trailer', `${TE}2\r\n{}\r\n0\r\nX: a\n\r\n`, 'HPE_CR_EXPECTED', 'Missing expected CR after header value'],
+    ['a bare CR in a value', 'HTTP/1.1 200 OK\r\nX: a\rb\r\nContent-Length: 2\r\n\r\n{}', 'HPE_LF_EXPECTED', 'Missing expected LF after header value'],
+    ['a bare CR in a trailer', `${TE}2\r\n{}\r\n0\r\nX: a\rb\r\n\r\n`, 'HPE_LF_EXPECTED', 'Missing expected LF after header value'],
+    ['a space before the colon', 'HTTP/1.1 200 OK\r\nX : a\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_HEADER_TOKEN', 'Invalid header token'],
+    ['a header line without a colon', 'HTTP/1.1 200 OK\r\nNoColon\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_HEADER_TOKEN', 'Invalid header token'],
+    ['an empty header name', 'HTTP/1.1 200 OK\r\n: a\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_HEADER_TOKEN', 'Invalid header token'],
+    ['a trailer without a colon', `${TE}2\r\n{}\r\n0\r\nbad\r\n\r\n`, 'HPE_INVALID_HEADER_TOKEN', 'Invalid header token'],
+    ['a control character in a value', 'HTTP/1.1 200 OK\r\nX: a\x01b\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_HEADER_TOKEN', 'Invalid header value char'],
+    ['two Content-Length headers', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length'],
+    ['Content-Length, then Transfer-Encoding', 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 'HPE_INVALID_TRANSFER_ENCODING', "Transfer-Encoding can't be present with Content-Length"],
+    ['Transfer-Encoding, then Content-Length', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding"],
+    ['a signed Content-Length', 'HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\n{}', 'HPE_INVALID_CONTENT_LENGTH', 'Invalid character in Content-Length'],
+    ['an empty Content-Length', 'HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n{}', 'HPE_INVALID_CONTENT_LENGTH', 'Empty Content-Length'],
+    ['Content-Length 2^64', 'HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\n{}', 'HPE_INVALID_CONTENT_LENGTH', 'Content-Length overflow'],
+    ['Content-Length of 21 digits', 'HTTP/1.1 200 OK\r\nContent-Length: 100000000000000000000\r\n\r\n{}', 'HPE_INVALID_CONTENT_LENGTH', 'Content-Length overflow'],
+    ['an empty Transfer-Encoding', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: \r\n\r\n{}', 'HPE_INVALID_TRANSFER_ENCODING', 'Empty Transfer-Encoding'],
+    ['a Content-Length trailer', `${TE}2\r\n{}\r\n0\r\nContent-Length: 5\r\n\r\n`, 'HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding"],
+    ['a content-length trailer of no digits', `${TE}2\r\n{}\r\n0\r\ncontent-length: x\r\n\r\n`, 'HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding"],
+    ['an empty Transfer-Encoding trailer', `${TE}2\r\n{}\r\n0\r\nTransfer-Encoding:\r\n\r\n`, 'HPE_INVALID_TRANSFER_ENCODING', 'Empty Transfer-Encoding'],
+    ['HTTP/1.2', 'HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_VERSION', 'Invalid HTTP version'],
+    ['HTTP/3.0', 'HTTP/3.0 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_VERSION', 'Invalid HTTP version'],
+    ['a lower-case protocol', 'http/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
+    ['a space in a chunk size line', `${TE}2 \r\n{}\r\n0\r\n\r\n`, 'HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size'],
+    ['a chunk size that is no number', `${TE}zz\r\n{}\r\n0\r\n\r\n`, 'HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size'],
+    ['a chunk size with a non-hex first character', `${TE}g;a\r\n0123456789\r\n0\r\n\r\n`, 'HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size'],
+    ['a chunk size of 17 hex digits', `${TE}fffffffffffffffff\r\n{}\r\n0\r\n\r\n`, 'HPE_INVALID_CHUNK_SIZE', 'Chunk size overflow'],
+    ['chunk data followed by neither CR nor LF', `${TE}2\r\n{}XX0\r\n\r\n`, 'HPE_STRICT', 'Expected LF after chunk data'],
+    ['chunk data followed by a byte, then LF', `${TE}2\r\n{}X\n0\r\n\r\n`, 'HPE_STRICT', 'Expected LF after chunk data'],
+    ['chunk data followed by CR and a byte', `${TE}2\r\n{}\rX0\r\n\r\n`, 'HPE_STRICT', 'Expected LF after chunk data'],
+    ['bytes after a kept-alive answer', `${CL}{}garbage`, 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
+    ['bytes after a `Connection: close` answer', 'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/1.0 answer', 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after a 204', 'HTTP/1.1 204 No Content\r\n\r\nX', 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
+    ['bytes after a 304 with Connection: close', 'HTTP/1.1 304 Not Modified\r\nConnection: close\r\n\r\nX', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after Content-Length: 0', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nX', 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
+    ['bytes after the trailers', `${TE}2\r\n{}\r\n0\r\n\r\nX`, 'HPE_INVALID_CONSTANT', 'Expected HTTP/, RTSP/ or ICE/'],
+    ['bytes after the trailers of a `Connection: close` answer', 'HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nT: 1\r\n\r\nX', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['a 1xx head in HTTP/1.0', 'HTTP/1.0 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['a 1xx head in HTTP/0.9', 'HTTP/0.9 103 Early\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['a 1xx head in HTTP/2.0', 'HTTP/2.0 103 Early\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/0.9 answer', 'HTTP/0.9 200 OK\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/2.0 answer', 'HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['bytes after an HTTP/1.0 answer with a Connection option other than keep-alive', 'HTTP/1.0 200 OK\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\n{}zz', 'HPE_CLOSED_CONNECTION', 'Data after `Connection: close`'],
+    ['two Content-Length: 0 headers', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n', 'HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length'],
+    ['Content-Length: 0, then Transfer-Encoding', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 'HPE_INVALID_TRANSFER_ENCODING', "Transfer-Encoding can't be present with Content-Length"],
+    ['a head of 16 KiB and more', `HTTP/1.1 200 OK\r\nX: ${'a'.repeat(17000)}\r\n\r\n`, 'HPE_HEADER_OVERFLOW', 'Header overflow'],
+    ['a chunk-size line of 16 KiB and more', `${TE}2;x=${'y'.repeat(17000)}\r\n`, 'HPE_CHUNK_EXTENSIONS_OVERFLOW', 'Chunk extensions overflow'],
+  ])("llhttp's code and words: %s", async (_what, text, code, message) => {
+    const bytes = Buffer.from(text, 'latin1');
+    const want = { code, message: `Parse Error: ${message}` };
+    expect(await nodeError(bytes)).toEqual(want);
+    expect(ourError(bytes)).toEqual(want);
+    if (bytes.length < 400) everyCut(bytes, want);
+  });
+
+  test.each([
+    // Node: HPE_STRICT "Expected LF after CR".
+    ['a bare CR in the status line', 'HTTP/1.1 200\rOK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_LF_EXPECTED', 'Missing expected LF after response line'],
+    // Node: HPE_STRICT "Expected LF after chunk size".
+    ['a bare CR after a chunk size', `${TE}2\r\r\n{}\r\n0\r\n\r\n`, 'HPE_LF_EXPECTED', 'Missing expected LF after chunk size'],
+    // Node: HPE_STRICT "Expected LF after headers".
+    ['a bare CR first on a header line', 'HTTP/1.1 200 OK\r\nX: a\r\n\rY: b\r\nContent-Length: 2\r\n\r\n{}', 'HPE_LF_EXPECTED', 'Missing expected LF after header value'],
+    // Node takes it (a CR before the status line is skipped).
+    ['a bare CR before the status line', '\rHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_LF_EXPECTED', 'Missing expected LF after response line'],
+    // Node: HPE_INVALID_CHUNK_SIZE.
+    ['a bare CR first on a chunk-size line', `${TE}\r2\r\n{}\r\n0\r\n\r\n`, 'HPE_LF_EXPECTED', 'Missing expected LF after chunk size'],
+    // Node: "Invalid minor version".
+    ['a version without its minor digit', 'HTTP/1. 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_VERSION', 'Invalid HTTP version'],
+    ['a version that is no digit, HTTP/ later on the line', 'HTTP/1.a HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_VERSION', 'Invalid HTTP version'],
+    // Node: "Invalid status code".
+    ['a two-digit status', 'HTTP/1.1 20 OK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_STATUS', 'Invalid response status'],
+    ['a tab after the status', 'HTTP/1.1 200\tOK\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_STATUS', 'Invalid response status'],
+    // Node: "Unexpected whitespace after header value".
+    ['a folded header', 'HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 2\r\n\r\n{}', 'HPE_INVALID_HEADER_TOKEN', 'Invalid header token'],
+    // Node reads these bodies to the close.
+    ['a coding that is no token', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: a b\r\n\r\n{}', 'HPE_INVALID_TRANSFER_ENCODING', 'Invalid Transfer-Encoding'],
+    ['`chunked` followed by a tab', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\t\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 'HPE_INVALID_TRANSFER_ENCODING', 'Invalid Transfer-Encoding'],
+    // Node merges the two.
+    ['a second Transfer-Encoding header', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 'HPE_INVALID_TRANSFER_ENCODING', 'Duplicate Transfer-Encoding'],
+    // Node: HPE_STRICT "Invalid quoted-pair in chunk extensions quoted value".
+    ['a quoted-pair of a control character in a chunk extension', `${TE}2;a="x\\\x01y"\r\n{}\r\n0\r\n\r\n`, 'HPE_INVALID_CHUNK_SIZE', 'Invalid character in chunk size'],
+  ])('its own code and words: %s', (_what, text, code, message) => {
+    const bytes = Buffer.from(text, 'latin1');
+    const want = { code, message: `Parse Error: ${message}` };
+    expect(ourError(bytes)).toEqual(want);
+    everyCut(bytes, want);
+  });
+
+  test('1xx heads past 16, trailers past 16 KiB: their words', () => {
+    expect(ourError(Buffer.from('HTTP/1.1 102 Processing\r\n\r\n'.repeat(17)))).toEqual({ code: 'HPE_HEADER_OVERFLOW', message: 'Parse Error: Too many informational responses' });
+    expect(ourError(Buffer.from(`${TE}0\r\n${'T: 0123456789abcdef\r\n'.repeat(1000)}`))).toEqual({ code: 'HPE_HEADER_OVERFLOW', message: 'Parse Error: Header overflow' });
+  });
+
+  test('bytes in a later piece than the end of the answer: the same errors', () => {
+    const after = (text: string) => {
+      const p = new ResponseParser({ onHead: () => {}, onBody: () => {}, onComplete: () => {} });
+      p.execute(Buffer.from(text, 'latin1'));
+      expect(p.complete).toBe(true);
+      try {
+        p.execute(Buffer.from('X'));
+        return null;
+      } catch (e) {
+        return { code: (e as HttpParseError).code, message: (e as Error).message };
+      }
+    };
+    const kept = { code: 'HPE_INVALID_CONSTANT', message: 'Parse Error: Expected HTTP/, RTSP/ or ICE/' };
+    const closed = { code: 'HPE_CLOSED_CONNECTION', message: 'Parse Error: Data after `Connection: close`' };
+    expect(after(`${CL}{}`)).toEqual(kept);
+    expect(after('HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}')).toEqual(closed);
+    expect(after(`${TE}2\r\n{}\r\n0\r\n\r\n`)).toEqual(kept);
+    expect(after('HTTP/1.0 204 No Content\r\n\r\n')).toEqual(closed);
+  });
+});
+
+describe('framing details', () => {
+  const run = (text: string | Buffer, cuts: number[] = [], maxHeadBytes?: number) => {
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'latin1') : text;
+    const heads: ResponseHead[] = [];
+    const body: Buffer[] = [];
+    let completes = 0;
+    const p = new ResponseParser({ onHead: (h) => heads.push(h), onBody: (c) => body.push(Buffer.from(c)), onComplete: () => completes++ }, maxHeadBytes);
+    let code: string | null = null;
+    let from = 0;
+    try {
+      for (const c of [...cuts, bytes.length]) {
+        if (c > from) p.execute(bytes.subarray(from, c));
+        from = Math.max(from, c);
+      }
+    } catch (e) {
+      code = (e as HttpParseError).code;
+    }
+    return { code, heads, body: Buffer.concat(body).toString('latin1'), completes, parser: p };
+  };
+  /** The same outcome for every single cut and byte by byte. */
+  const everyCut = (text: string, maxHeadBytes: number) => {
+    const whole = run(text, [], maxHeadBytes);
+    const summary = (o: ReturnType<typeof run>) => JSON.stringify([o.code, o.heads, o.body, o.completes]);
+    const bad: number[] = [];
+    for (let c = 1; c < text.length; c++) if (summary(run(text, [c], maxHeadBytes)) !== summary(whole)) bad.push(c);
+    expect(bad).toEqual([]);
+    expect(summary(run(text, Array.from({ length: text.length }, (_, k) => k), maxHeadBytes))).toBe(summary(whole));
+    return whole;
+  };
+
+  // Hand-counted: 'HTTP/1.1 200 OK\r\n' is 17 bytes, 'Content-Length: 0\r\n' 19, the empty line 2.
+  test('a head of exactly maxHeadBytes (first byte to last LF) is taken, one byte more is not, however it is cut', () => {
+    const head = (pad: number) => `HTTP/1.1 200 OK\r\nX: ${'a'.repeat(pad)}\r\nContent-Length: 0\r\n\r\n`;
+    expect(head(21).length).toBe(64);
+    expect(everyCut(head(21), 64)).toMatchObject({ code: null, completes: 1 });
+    expect(everyCut(head(22), 64)).toMatchObject({ code: 'HPE_HEADER_OVERFLOW', completes: 0 });
+    // Spread over many lines (each `Y: b\r\n` is 6 bytes): 17 + 4 * 6 + 19 + 2 = 62, + 'Z:\r\n' 4 = 66.
+    const lines = `HTTP/1.1 200 OK\r\n${'Y: b\r\n'.repeat(4)}Content-Length: 0\r\n`;
+    expect(everyCut(`${lines}\r\n`, 62)).toMatchObject({ code: null, completes: 1 });
+    expect(everyCut(`${lines}\r\n`, 61)).toMatchObject({ code: 'HPE_HEADER_OVERFLOW' });
+    expect(everyCut(`${lines}Z:\r\n\r\n`, 66)).toMatchObject({ code: null, completes: 1 });
+    expect(everyCut(`${lines}Z:\r\n\r\n`, 65)).toMatchObject({ code: 'HPE_HEADER_OVERFLOW' });
+  });
+
+  test('each head is bounded on its own: a 1xx head and the final head, each of maxHeadBytes', () => {
+    const info = `HTTP/1.1 103 Hints\r\nL: ${'l'.repeat(37)}\r\n\r\n`; // 20 + 42 + 2
+    expect(info.length).toBe(64);
+    const final = `HTTP/1.1 200 OK\r\nX: ${'a'.repeat(21)}\r\nContent-Length: 2\r\n\r\n{}`;
+    expect(everyCut(info + final, 64)).toMatchObject({ code: null, completes: 1, body: '{}' });
+    expect(run(info.replace('L: ', 'L: l') + final, [], 64).code).toBe('HPE_HEADER_OVERFLOW');
+  });
+
+  test('trailers of exactly maxHeadBytes are taken, one byte more is not; a chunk-size line likewise', () => {
+    // Trailers from their first byte to the last LF: 'T: ' + 57 + CRLF + the empty line's CRLF = 64.
+    const trailers = (pad: number) => `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nT: ${'t'.repeat(pad)}\r\n\r\n`;
+    expect(everyCut(trailers(57), 64)).toMatchObject({ code: null, completes: 1, body: '{}' });
+    expect(everyCut(trailers(58), 64)).toMatchObject({ code: 'HPE_HEADER_OVERFLOW', completes: 0 });
+    // The head of this answer is 64 bytes too (17 + 28 + 17 + 2): the trailers start their own count.
+    const head64 = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nP: ${'p'.repeat(12)}\r\n\r\n`;
+    expect(head64.length).toBe(64);
+    expect(run(`${head64}2\r\n{}\r\n0\r\nT: ${'t'.repeat(57)}\r\n\r\n`, [], 64)).toMatchObject({ code: null, completes: 1 });
+    // A chunk-size line of 64 bytes with its CRLF: '2;x=' + 58 + CRLF.
+    const sizeLine = (pad: number) => `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=${'y'.repeat(pad)}\r\n{}\r\n0\r\n\r\n`;
+    expect(everyCut(sizeLine(58), 64)).toMatchObject({ code: null, completes: 1, body: '{}' });
+    expect(everyCut(sizeLine(59), 64)).toMatchObject({ code: 'HPE_CHUNK_EXTENSIONS_OVERFLOW', completes: 0 });
+  });
+
+  test('the body in the same piece as the head counts nothing toward the head limit', () => {
+    const body = 'b'.repeat(1000);
+    const text = `HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n${body}`;
+    expect(run(text, [], 64)).toMatchObject({ code: null, completes: 1, body });
+    // A piece that starts with the head's last LF and carries the body.
+    expect(run(text, [text.indexOf(body) - 1], 64)).toMatchObject({ code: null, completes: 1, body });
+    const chunked = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n${body}\r\n0\r\n\r\n`;
+    expect(run(chunked, [], 64)).toMatchObject({ code: null, completes: 1, body });
+    expect(run(chunked, [chunked.indexOf(body) - 1], 64)).toMatchObject({ code: null, completes: 1, body });
+  });
+
+  test('Content-Length: 20 digits up to 2^64 - 1 are taken (the caller compares them with its limit)', () => {
+    for (const cl of ['10000000000000000000', '18446744073709551615', '000018446744073709551615']) {
+      const o = run(`HTTP/1.1 200 OK\r\nContent-Length: ${cl}\r\n\r\n{}`);
+      expect([o.code, o.heads.map((h) => h.contentLength)]).toEqual([null, [Number(cl)]]);
+    }
+  });
+
+  test('finish(): true only where the connection ends a body read to the close', () => {
+    const o = run('HTTP/1.0 200 OK\r\n\r\n{"a":1}');
+    expect([o.completes, o.parser.finish(), o.parser.complete]).toEqual([0, true, true]);
+    const q = run('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{}');
+    expect([q.parser.finish(), q.parser.complete]).toEqual([false, false]);
+    expect(run('HTTP/1.1 200 OK\r\nX: a').parser.finish()).toBe(false);
+  });
+
+  test.each([
+    ['HTAB before a Content-Length value', 'HTTP/1.1 200 OK\r\nContent-Length:\t2\r\n\r\n{}'],
+    ['HTAB after a Content-Length value', 'HTTP/1.1 200 OK\r\nContent-Length: 2\t\r\n\r\n{}'],
+    ['SP after a Content-Length value', 'HTTP/1.1 200 OK\r\nContent-Length: 2 \r\n\r\n{}'],
+    ['SP HTAB around a Transfer-Encoding value', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: \tchunked \r\n\r\n2\r\n{}\r\n0\r\n\r\n'],
+    ['an empty header value', 'HTTP/1.1 200 OK\r\nX:\r\nContent-Length: 2\r\n\r\n{}'],
+    ['a quoted-pair `\\"` in a chunk extension', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;a="x\\"y"\r\n{}\r\n0\r\n\r\n'],
+    ['a quoted-pair of HTAB and of obs-text in a chunk extension', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;a="x\\\ty";b="\\\xff"\r\n{}\r\n0\r\n\r\n'],
+    ['16 significant hex digits after leading zeros', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0000000000000000002\r\n{}\r\n0\r\n\r\n'],
+    ['a Transfer-Encoding trailer (trailers are not the head)', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: a b\r\n\r\n'],
+    ['a Connection: close trailer', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nConnection: close\r\n\r\n'],
+  ])('accepted as Node accepts it: %s', async (_what, text) => {
+    const bytes = Buffer.from(text, 'latin1');
+    const got = ours(bytes);
+    expect(got).toEqual({ ok: true, status: 200, reason: 'OK', body: Buffer.from('{}').toString('hex') });
+    expect(await nodeOutcome(bytes)).toEqual(got);
+  });
+});
+
+describe('sizes and hints', () => {
+  const headOf = (text: string): { head: ResponseHead | null; code: string | null; body: string } => {
+    let head: ResponseHead | null = null;
+    const body: Buffer[] = [];
+    try {
+      new ResponseParser({ onHead: (h) => (head = h), onBody: (c) => body.push(Buffer.from(c)), onComplete: () => {} }).execute(Buffer.from(text, 'latin1'));
+      return { head, code: null, body: Buffer.concat(body).toString('latin1') };
+    } catch (e) {
+      return { head, code: (e as HttpParseError).code, body: '' };
+    }
+  };
+
+  test('chunk sizes: zeros inside a size are digits; 16 significant hex digits are taken', async () => {
+    const body = 'x'.repeat(256);
+    const text = `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n100\r\n${body}\r\n0\r\n\r\n`;
+    expect(ours(Buffer.from(text))).toEqual({ ok: true, status: 200, reason: 'OK', body: Buffer.from(body).toString('hex') });
+    expect(await nodeOutcome(Buffer.from(text))).toEqual(ours(Buffer.from(text)));
+    // 2^64 - 1 bytes announced: taken (the caller's size limit refuses the body as it comes).
+    expect(headOf('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n{}')).toMatchObject({ code: null, body: '{}' });
+  });
+
+  test('a chunked head declares no length (-1), whatever came before it', () => {
+    expect(headOf('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n').head).toMatchObject({ chunked: true, contentLength: -1 });
+    expect(headOf('HTTP/1.1 200 OK\r\n\r\n').head).toMatchObject({ chunked: false, contentLength: -1 });
+    expect(headOf('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n').head).toMatchObject({ chunked: false, contentLength: 0, keepAlive: true });
+  });
+
+  test('HTTP/0.9 and HTTP/2.0 answers keep no connection; HTTP/1.0 only with the keep-alive option itself', () => {
+    expect(headOf('HTTP/0.9 200 OK\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/1.0 200 OK\r\nConnection: Upgrade\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(false);
+    expect(headOf('HTTP/1.0 200 OK\r\nConnection: Upgrade, Keep-Alive\r\nContent-Length: 2\r\n\r\n').head?.keepAlive).toBe(true);
+  });
+
+  test.each([
+    ['timeout first', 'Keep-Alive: timeout=5, max=100', 5],
+    ['timeout after another parameter', 'Keep-Alive: max=100, timeout=15', 15],
+    ['no space after the comma', 'Keep-Alive: max=100,timeout=7', 7],
+    ['upper case', 'Keep-Alive: TIMEOUT=9', 9],
+    ['nine digits', 'Keep-Alive: timeout=123456789', 123456789],
+    ['ten digits: none', 'Keep-Alive: timeout=1234567890', -1],
+    ['a value that runs on: none', 'Keep-Alive: timeout=5x', -1],
+    ['a longer parameter name: none', 'Keep-Alive: xtimeout=5', -1],
+    ['another header: none', 'X-Keep: timeout=5', -1],
+    ['another header of the same length: none', 'X-Pad-Tens: timeout=5', -1],
+  ])("the daemon's Keep-Alive hint: %s", (_what, header, seconds) => {
+    expect(headOf(`HTTP/1.1 200 OK\r\n${header}\r\nContent-Length: 0\r\n\r\n`).head?.keepAliveTimeoutS).toBe(seconds);
+  });
+});

@@ -14,7 +14,8 @@
  *  - body: Content-Length (digits, one header only, up to 2^64 - 1 as llhttp; the caller
  *    compares it with its own limit); `Transfer-Encoding` whose last coding is `chunked`
  *    (sizes up to 16 significant hex digits, extensions checked, trailers checked and
- *    bounded like a head); otherwise (no length, or another coding last) until the
+ *    bounded like a head; a Content-Length or an empty Transfer-Encoding among the trailers is
+ *    refused, as llhttp does); otherwise (no length, or another coding last) until the
  *    connection closes. Both framings at once are refused, as llhttp does; so is a second
  *    Content-Length or Transfer-Encoding header (llhttp refuses the first, merges the
  *    second: refused here, stricter), and `chunked` followed by HTAB (llhttp reads that body
@@ -291,9 +292,15 @@ export class ResponseParser {
     while (b > a && (line.charCodeAt(b - 1) === 32 || line.charCodeAt(b - 1) === 9)) b--;
     const value = line.slice(a, b);
     if (BAD_VALUE.test(value)) throw new HttpParseError('HPE_INVALID_HEADER_TOKEN', 'Invalid header value char');
-    if (trailer) return;
     // Only four names matter (content-length 14, transfer-encoding 17, connection and keep-alive 10).
     const name = colon === 14 || colon === 17 || colon === 10 ? line.slice(0, colon).toLowerCase() : '';
+    if (trailer) {
+      // llhttp reads trailers as more headers of the chunked message: it refuses a Content-Length
+      // and an empty Transfer-Encoding there; nothing else in them matters.
+      if (name === 'content-length') throw new HttpParseError('HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding");
+      if (name === 'transfer-encoding' && value.length === 0) throw new HttpParseError('HPE_INVALID_TRANSFER_ENCODING', 'Empty Transfer-Encoding');
+      return;
+    }
     if (name === 'content-length') {
       if (this.contentLength >= 0) throw new HttpParseError('HPE_UNEXPECTED_CONTENT_LENGTH', 'Duplicate Content-Length');
       if (this.te !== null) throw new HttpParseError('HPE_INVALID_CONTENT_LENGTH', "Content-Length can't be present with Transfer-Encoding");
