@@ -905,3 +905,24 @@ describe('issue 23, second batch (survivors of the Stryker run)', () => {
     expect(r.warnings()).toContain('partitions now from status (the daemon writes no TIMELINE)');
   });
 });
+
+describe('issue 23, third batch', () => {
+  test('a driver switch does not count /status’ failed partitions twice: what TIMELINE’s counter already had from /status stays, new failures add', () => {
+    // With TIMELINE driving, /status' failed partitions are added to TIMELINE's (merge.ts
+    // composePartitions); after the switch to /status its own counter drives: "counters go on
+    // from where they were, moved by the new driver's increments only (nothing counted twice)".
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['synthesizing', null, null], ['synthesizing', null, null]])], workers: [idle(0, 0)] }));
+    r.status(2000, snapshot({ uptime: 101, pipelines: [pipeline(A, 'snap-update', [['failed', null, null], ['synthesizing', null, null]])], workers: [idle(0, 0)] }));
+    let m = r.refresh();
+    expect(r.src.currentDriver).toBe('timeline');
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(1);
+    skewNs = 11e9;
+    m = r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(1);
+    r.status(3000, snapshot({ uptime: 102, pipelines: [pipeline(A, 'snap-update', [['failed', null, null], ['failed', null, null]])], workers: [idle(0, 0)] }));
+    m = r.refresh();
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(2);
+  });
+});
