@@ -907,6 +907,87 @@ describe('issue 23, second batch (survivors of the Stryker run)', () => {
 });
 
 describe('issue 23, third batch', () => {
+  test('after a switch to /status (no TIMELINE lines for a window), TIMELINE’s own GPU failures stay counted and /status’ new ones add', () => {
+    const r = rig({ status: true, grpc: true, timeline: true });
+    const snap = kind('snap-update');
+    r.src.timelineFeed(true, 'up');
+    r.grpcMetrics({ uptime: 100, completed: { snap_update: 1 } });
+    r.status(500, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.lines(1000, ...pick(0, 0, 1000));
+    // /status says the partition's GPU stage ended; TIMELINE never sees its GPU_END: a GPU failure (TIMELINE's).
+    r.status(1700, snapshot({ uptime: 101, pipelines: [pipeline(A, 'snap-update', [['done', 1, 600]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.readTo(6000);
+    r.src.timeline!.sweep();
+    let m = r.refresh(); // the evidence window starts
+    expect(m.kPartsFailed[snap]).toBe(1);
+    skewNs = 61e9;
+    r.grpcMetrics({ uptime: 161, completed: { snap_update: 3 } }); // two proofs ended, no TIMELINE line
+    m = r.refresh();
+    expect(r.warnings()).toContain('partitions now from status (the daemon writes no TIMELINE)');
+    expect(m.kPartsFailed[snap]).toBe(1); // never back
+    const B2 = 'snap-2';
+    r.status(7000, snapshot({ uptime: 107, pipelines: [pipeline(B2, 'snap-update', [['synthesizing', null, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.status(8000, snapshot({ uptime: 108, pipelines: [pipeline(B2, 'snap-update', [['failed', null, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    m = r.refresh();
+    expect(m.kPartsFailed[snap]).toBe(2); // TIMELINE's one + /status' new one
+  });
+
+  test('the exporter’s clock never goes back when TIMELINE takes over again with lines older than /status’ last snapshot', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, workers: [idle(0, 0)] }));
+    r.refresh();
+    skewNs = 11e9;
+    r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    r.status(5000, snapshot({ uptime: 104, workers: [idle(0, 0)] }));
+    r.refresh();
+    const before = r.src.nowNs();
+    r.lines(3000, ...pick(0, 0, 3000)); // the log appears, its lines from before that snapshot
+    r.refresh();
+    expect(r.src.currentDriver).toBe('timeline');
+    expect(r.src.nowNs()).toBeGreaterThanOrEqual(before);
+  });
+
+  test('jobId while TIMELINE drives partitions: a handle only /status knows is no job', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(B, 'porep-c2', [['gpu', 1, null]]), pipeline('porep-1000-8', 'porep-c2', [['gpu', 1, null]])], workers: [proving(0, 0, B, 0, 0.1), proving(1, 0, 'porep-1000-8', 0, 0.1)] }));
+    r.lines(1000, ...pick(0, 0, 1000));
+    r.readTo(3000);
+    r.refresh();
+    const tlHandles = [...r.src.timeline!.jobs.values()].map((j) => j.handle);
+    const statusOnly = [r.src.status!.model.wJob[0], r.src.status!.model.wJob[1]].filter((h) => !tlHandles.includes(h));
+    expect(statusOnly.length).toBeGreaterThan(0);
+    for (const h of statusOnly) {
+      expect(r.src.status!.attach.jobId(h)).toBeDefined(); // /status knows it
+      expect(r.src.jobId(h)).toBeUndefined(); // but TIMELINE drives partitions
+    }
+  });
+
+  test('ready: /status or gRPC alone, up, listing no GPU worker is not ready (only TIMELINE alone may have none yet)', () => {
+    const s = rig({ status: true });
+    s.status(1000, snapshot({ uptime: 100, workers: [] }));
+    expect(s.src.ready()).toEqual({ ok: false, reason: 'the daemon reports no GPU workers' });
+    s.status(2000, snapshot({ uptime: 101, workers: [idle(0, 0)] }));
+    expect(s.src.ready()).toEqual({ ok: true, reason: '' });
+    const g = rig({ grpc: true });
+    g.grpcStatus(1000, []);
+    g.grpcMetrics({ uptime: 100, completed: {} });
+    expect(g.src.ready()).toEqual({ ok: false, reason: 'the daemon reports no GPU workers' });
+  });
+
+  test('the /status document when /status drives: cuzk’s own pipelines and worker jobs; none before its first snapshot', () => {
+    const r = rig({ status: true, grpc: true });
+    r.refresh();
+    expect(r.src.statusBody()).toBeNull();
+    const snap = snapshot({ uptime: 77, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null], ['pending', null, null]])], workers: [idle(0, 0), proving(1, 0, A, 0, 0.5)] });
+    r.status(1000, snap);
+    r.refresh();
+    const body = r.src.statusBody()!;
+    expect(body.pipelines).toEqual(snap.pipelines);
+    const ws = body.gpu_workers as Record<string, unknown>[];
+    expect(ws[1]).toMatchObject({ worker_id: 1, state: 'proving', current_job: A });
+  });
+
   test('a driver switch does not count /status’ failed partitions twice: what TIMELINE’s counter already had from /status stays, new failures add', () => {
     // With TIMELINE driving, /status' failed partitions are added to TIMELINE's (merge.ts
     // composePartitions); after the switch to /status its own counter drives: "counters go on
