@@ -905,3 +905,210 @@ describe('issue 23, second batch (survivors of the Stryker run)', () => {
     expect(r.warnings()).toContain('partitions now from status (the daemon writes no TIMELINE)');
   });
 });
+
+describe('issue 23, third batch', () => {
+  test('a /status snapshot contradicts TIMELINE’s proving with exactly 250 ms to spare, not 249 ms', () => {
+    const run = (atMs: number) => {
+      const r = rig({ status: true, timeline: true });
+      r.lines(1000, ...pick(0, 0, 1000));
+      r.status(atMs, idleBoth(100));
+      r.readTo(5000);
+      r.refresh();
+      return r.src.currentDisagreements().length;
+    };
+    expect(run(1250)).toBe(1);
+    expect(run(1249)).toBe(0);
+  });
+
+  test('/status proving while TIMELINE is idle: a disagreement once both claims overlap by exactly 500 ms (2 × 250 ms), not 499 ms', () => {
+    const run = (atMs: number) => {
+      const r = rig({ status: true, timeline: true });
+      r.lines(1000, ...pick(0, 0, 1000));
+      r.lines(1500, tl(1500, 'GPU_END', A, 'worker=0,partition=0,gpu_ms=500'));
+      // Proving for 2 s as of the snapshot: busy since well before TIMELINE's idle began at 1500.
+      r.status(atMs, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null]])], workers: [proving(0, 0, A, 0, 2.0), idle(1, 0)] }));
+      r.readTo(7000);
+      r.refresh();
+      return r.src.currentDisagreements().length;
+    };
+    expect(run(2000)).toBe(1);
+    expect(run(1999)).toBe(0);
+  });
+
+  test('a GetStatus answer contradicts TIMELINE’s idle with exactly 250 ms to spare, not 249 ms', () => {
+    const run = (answerMs: number) => {
+      const r = rig({ grpc: true, timeline: true });
+      r.lines(1000, ...pick(0, 0, 1000));
+      r.lines(2000, tl(2000, 'GPU_END', A, 'worker=0,partition=0,gpu_ms=1000'));
+      r.grpcStatus(answerMs, [{ ordinal: 0, job: 'ghost', kind: 'winning-post' }, { ordinal: 0 }]); // asked 1 ms before
+      r.readTo(7000);
+      r.refresh();
+      return r.src.currentDisagreements().length;
+    };
+    expect(run(2251)).toBe(1); // asked at TIMELINE's idle start + 250 ms
+    expect(run(2250)).toBe(0);
+  });
+
+  test('a GetStatus answer later than what TIMELINE vouches for (less the margin) is not compared', () => {
+    const r = rig({ grpc: true, timeline: true });
+    r.lines(1000, ...pick(0, 0, 1000));
+    r.lines(2000, tl(2000, 'GPU_END', A, 'worker=0,partition=0,gpu_ms=1000'));
+    r.readTo(7000); // TIMELINE vouches up to 6000 (its 1 s lag)
+    r.grpcStatus(6100, [{ ordinal: 0, job: 'ghost', kind: 'winning-post' }, { ordinal: 0 }]); // after 6000 - 250 ms
+    r.refresh();
+    expect(r.src.currentDisagreements()).toEqual([]);
+  });
+
+  test('a disagreement that ends and comes back is logged again', () => {
+    const r = rig({ status: true, timeline: true });
+    r.lines(1000, ...pick(1, 0, 1000));
+    r.status(1400, snapshot({ uptime: 100, workers: [idle(0, 0), idle(1, 3)] }));
+    r.readTo(5000);
+    r.refresh();
+    r.lines(5600, tl(5600, 'GPU_END', A, 'worker=1,partition=0,gpu_ms=4600'));
+    r.status(5700, snapshot({ uptime: 105, workers: [idle(0, 0), idle(1, 3)] }));
+    r.readTo(9000);
+    r.refresh();
+    expect(r.src.currentDisagreements()).toEqual([]);
+    r.lines(10_000, ...pick(1, 1, 10_000));
+    r.status(10_400, snapshot({ uptime: 110, workers: [idle(0, 0), idle(1, 3)] }));
+    r.readTo(14_000);
+    r.refresh();
+    expect(r.src.currentDisagreements()).toHaveLength(1);
+    expect(r.warnings().filter((w) => w.startsWith('surfaces disagree'))).toEqual(['surfaces disagree: worker 1 is proving per timeline but idle per status', 'surfaces disagree: worker 1 is proving per timeline but idle per status']);
+  });
+
+  test('nowNs is the driving surface’s clock: gRPC’s alone, /status’ after a switch to it; 0 before anything', () => {
+    expect(rig({ timeline: true }).src.nowNs()).toBe(0);
+    const g = rig({ grpc: true });
+    g.grpcStatus(1000, [{ ordinal: 0 }]);
+    g.refresh();
+    expect(g.src.nowNs()).toBe(g.src.grpc!.nowNs());
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, workers: [idle(0, 0)] }));
+    skewNs = 11e9;
+    r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    const before = r.src.nowNs();
+    r.status(5000, snapshot({ uptime: 104, workers: [idle(0, 0)] }));
+    r.refresh();
+    expect(r.src.nowNs()).toBeGreaterThan(before);
+  });
+
+  test('jobId while /status drives partitions (TIMELINE never readable): /status’ jobs', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(B, 'porep-c2', [['gpu', 1, null]])], workers: [proving(0, 0, B, 0, 0.1)] }));
+    r.refresh();
+    skewNs = 11e9;
+    r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    expect(r.src.jobId(r.src.status!.model.wJob[0])).toBe(B);
+  });
+
+  test('snapshot age with /status driving and gRPC attached: /status’ last snapshot, not the (absent) GetStatus', () => {
+    const s = rig({ status: true, grpc: true });
+    s.status(1000, snapshot({ uptime: 100, workers: [idle(0, 0)] })); // a minute ago, less 1 s
+    expect(s.src.snapshotAgeSeconds()).toBeGreaterThan(55);
+    expect(s.src.snapshotAgeSeconds()).toBeLessThan(65);
+  });
+
+  test('after a switch to /status (no TIMELINE lines for a window), TIMELINE’s own GPU failures stay counted and /status’ new ones add', () => {
+    const r = rig({ status: true, grpc: true, timeline: true });
+    const snap = kind('snap-update');
+    r.src.timelineFeed(true, 'up');
+    r.grpcMetrics({ uptime: 100, completed: { snap_update: 1 } });
+    r.status(500, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.lines(1000, ...pick(0, 0, 1000));
+    // /status says the partition's GPU stage ended; TIMELINE never sees its GPU_END: a GPU failure (TIMELINE's).
+    r.status(1700, snapshot({ uptime: 101, pipelines: [pipeline(A, 'snap-update', [['done', 1, 600]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.readTo(6000);
+    r.src.timeline!.sweep();
+    let m = r.refresh(); // the evidence window starts
+    expect(m.kPartsFailed[snap]).toBe(1);
+    skewNs = 61e9;
+    r.grpcMetrics({ uptime: 161, completed: { snap_update: 3 } }); // two proofs ended, no TIMELINE line
+    m = r.refresh();
+    expect(r.warnings()).toContain('partitions now from status (the daemon writes no TIMELINE)');
+    expect(m.kPartsFailed[snap]).toBe(1); // never back
+    const B2 = 'snap-2';
+    r.status(7000, snapshot({ uptime: 107, pipelines: [pipeline(B2, 'snap-update', [['synthesizing', null, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    r.status(8000, snapshot({ uptime: 108, pipelines: [pipeline(B2, 'snap-update', [['failed', null, null]])], workers: [idle(0, 0), idle(1, 0)] }));
+    m = r.refresh();
+    expect(m.kPartsFailed[snap]).toBe(2); // TIMELINE's one + /status' new one
+  });
+
+  test('the exporter’s clock never goes back when TIMELINE takes over again with lines older than /status’ last snapshot', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, workers: [idle(0, 0)] }));
+    r.refresh();
+    skewNs = 11e9;
+    r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    r.status(5000, snapshot({ uptime: 104, workers: [idle(0, 0)] }));
+    r.refresh();
+    const before = r.src.nowNs();
+    r.lines(3000, ...pick(0, 0, 3000)); // the log appears, its lines from before that snapshot
+    r.refresh();
+    expect(r.src.currentDriver).toBe('timeline');
+    expect(r.src.nowNs()).toBeGreaterThanOrEqual(before);
+  });
+
+  test('jobId while TIMELINE drives partitions: a handle only /status knows is no job', () => {
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(B, 'porep-c2', [['gpu', 1, null]]), pipeline('porep-1000-8', 'porep-c2', [['gpu', 1, null]])], workers: [proving(0, 0, B, 0, 0.1), proving(1, 0, 'porep-1000-8', 0, 0.1)] }));
+    r.lines(1000, ...pick(0, 0, 1000));
+    r.readTo(3000);
+    r.refresh();
+    const tlHandles = [...r.src.timeline!.jobs.values()].map((j) => j.handle);
+    const statusOnly = [r.src.status!.model.wJob[0], r.src.status!.model.wJob[1]].filter((h) => !tlHandles.includes(h));
+    expect(statusOnly.length).toBeGreaterThan(0);
+    for (const h of statusOnly) {
+      expect(r.src.status!.attach.jobId(h)).toBeDefined(); // /status knows it
+      expect(r.src.jobId(h)).toBeUndefined(); // but TIMELINE drives partitions
+    }
+  });
+
+  test('ready: /status or gRPC alone, up, listing no GPU worker is not ready (only TIMELINE alone may have none yet)', () => {
+    const s = rig({ status: true });
+    s.status(1000, snapshot({ uptime: 100, workers: [] }));
+    expect(s.src.ready()).toEqual({ ok: false, reason: 'the daemon reports no GPU workers' });
+    s.status(2000, snapshot({ uptime: 101, workers: [idle(0, 0)] }));
+    expect(s.src.ready()).toEqual({ ok: true, reason: '' });
+    const g = rig({ grpc: true });
+    g.grpcStatus(1000, []);
+    g.grpcMetrics({ uptime: 100, completed: {} });
+    expect(g.src.ready()).toEqual({ ok: false, reason: 'the daemon reports no GPU workers' });
+  });
+
+  test('the /status document when /status drives: cuzk’s own pipelines and worker jobs; none before its first snapshot', () => {
+    const r = rig({ status: true, grpc: true });
+    r.refresh();
+    expect(r.src.statusBody()).toBeNull();
+    const snap = snapshot({ uptime: 77, pipelines: [pipeline(A, 'snap-update', [['gpu', 1, null], ['pending', null, null]])], workers: [idle(0, 0), proving(1, 0, A, 0, 0.5)] });
+    r.status(1000, snap);
+    r.refresh();
+    const body = r.src.statusBody()!;
+    expect(body.pipelines).toEqual(snap.pipelines);
+    const ws = body.gpu_workers as Record<string, unknown>[];
+    expect(ws[1]).toMatchObject({ worker_id: 1, state: 'proving', current_job: A });
+  });
+
+  test('a driver switch does not count /status’ failed partitions twice: what TIMELINE’s counter already had from /status stays, new failures add', () => {
+    // With TIMELINE driving, /status' failed partitions are added to TIMELINE's (merge.ts
+    // composePartitions); after the switch to /status its own counter drives: "counters go on
+    // from where they were, moved by the new driver's increments only (nothing counted twice)".
+    const r = rig({ status: true, timeline: true });
+    r.status(1000, snapshot({ uptime: 100, pipelines: [pipeline(A, 'snap-update', [['synthesizing', null, null], ['synthesizing', null, null]])], workers: [idle(0, 0)] }));
+    r.status(2000, snapshot({ uptime: 101, pipelines: [pipeline(A, 'snap-update', [['failed', null, null], ['synthesizing', null, null]])], workers: [idle(0, 0)] }));
+    let m = r.refresh();
+    expect(r.src.currentDriver).toBe('timeline');
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(1);
+    skewNs = 11e9;
+    m = r.refresh();
+    expect(r.src.currentDriver).toBe('status');
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(1);
+    r.status(3000, snapshot({ uptime: 102, pipelines: [pipeline(A, 'snap-update', [['failed', null, null], ['failed', null, null]])], workers: [idle(0, 0)] }));
+    m = r.refresh();
+    expect(m.kPartsFailed[kind('snap-update')]).toBe(2);
+  });
+});

@@ -126,3 +126,27 @@ test('gRPC drives the workers: a busy worker’s job is the one GetStatus names,
   expect(b.gpu_workers[0].stint_secs).toBeCloseTo(2, 6);
   expect(b.gpu_workers[1]).toMatchObject({ state: 'idle', current_job: null, busy_secs: null });
 });
+
+describe('issue 23: survivors of the merged-status.ts Stryker run', () => {
+  test('a stage measured as 0 ms is reported as 0 ms, not as "not seen" (null)', () => {
+    // cuzk's /status: synth_ms / gpu_ms are the measured durations when the stage was seen
+    // (Option<u64>); a sub-millisecond stage rounds to 0 and is still seen.
+    const r = rig({ timeline: true });
+    r.lines(1000, tl(1000, 'SYNTH_START', 'Z', 'partition=0'), tl(1000, 'SYNTH_START', 'Z', 'partition=1'));
+    r.lines(1000, tl(1000, 'SYNTH_END', 'Z', 'partition=0,synth_ms=0'), tl(1000, 'GPU_QUEUE', 'Z', 'partition=0'), ...pick('Z', 0, 0, 1000));
+    r.lines(1000, tl(1000, 'GPU_END', 'Z', 'worker=0,partition=0,gpu_ms=0'));
+    const p = r.body(1200).pipelines.find((x) => x.job_id === 'Z')!;
+    const parts = p.partitions as Record<string, unknown>[];
+    expect(parts[0]).toMatchObject({ index: 0, state: 'done', synth_ms: 0, gpu_ms: 0 });
+    expect(parts[1]).toMatchObject({ index: 1, state: 'synthesizing', synth_ms: null, gpu_ms: null });
+  });
+
+  test('a worker busy on a porep-c2 partition (kind slot 0) names its kind', () => {
+    // /status (TIMELINE attached too) names the job's kind: porep-c2, the first kind.
+    const r = rig({ status: true, timeline: true });
+    r.src.status!.applyBody(snapshot({ uptime: 10, pipelines: [pipeline('C2', 'porep-c2', [['gpu', 1, null]])], workers: [idle(0, 0)] }), r.hr(500));
+    r.lines(1000, ...pick('C2', 0, 0, 1000));
+    const w = r.body(1500).gpu_workers[0];
+    expect(w).toMatchObject({ worker_id: 0, state: 'proving', current_job: 'C2', current_partition: 0, current_kind: 'porep-c2' });
+  });
+});

@@ -120,3 +120,82 @@ test('before any line the clock is what was last exposed; after, it advances wit
   c.lastEofHr = R0 + 4000 * MS;
   expect(c.nowNs()).toBe(t + 3000 * MS);
 });
+
+describe('issue 23: survivors of the timeline-clock.ts Stryker run', () => {
+  test('the first run maps its lines onto the exporter’s hrtime: a line read on time is at its read time, and maps back to it', () => {
+    const c = fileClock();
+    const t = c.accept(1000, true, R0 + 1000 * MS);
+    expect(t).toBe(R0 + 1000 * MS);
+    expect(c.toHr(t)).toBe(R0 + 1000 * MS);
+    const t2 = c.accept(4000, true, R0 + 4000 * MS);
+    expect(c.toHr(t2)).toBe(R0 + 4000 * MS);
+    // A new run whose base is lifted past the old run's last line: its own lines, read on
+    // time, still map back to the hrtime they were read at.
+    c.endRun();
+    const n1 = c.accept(100, true, R0 + 2000 * MS);
+    expect(n1).toBe(t2 + 1 * MS + 100 * MS);
+    expect(c.toHr(n1)).toBe(R0 + 2000 * MS);
+    const n2 = c.accept(700, true, R0 + 2600 * MS);
+    expect(c.toHr(n2)).toBe(R0 + 2600 * MS);
+  });
+
+  test('the first line of the first run is at its read time even when its offset is larger than the exporter’s hrtime (a daemon up longer than this host)', () => {
+    const c = fileClock();
+    const readHr = 3000 * MS; // this host's hrtime: 3 s
+    const t = c.accept(10_000, true, readHr); // the daemon's offset: 10 s
+    expect(t).toBe(readHr);
+    expect(c.toHr(t)).toBe(readHr);
+    expect(c.accept(10_500, true, readHr + 500 * MS) - t).toBe(500 * MS);
+  });
+
+  test('the epoch is the earliest estimate: a first line read late is corrected by a later line read on time', () => {
+    const c = fileClock();
+    c.accept(1000, true, R0 + 3000 * MS); // read 2 s late: epoch estimate R0 + 2 s
+    c.accept(5000, true, R0 + 5000 * MS); // on time: the daemon's offset 0 was at R0
+    c.lastEofHr = R0 + 10_000 * MS; // the file read to its end at R0 + 10 s: daemon offset 10 000
+    // Exposed up to offset 10 000 less the lag (1 s: each line's lateness against the earliest
+    // estimate when it came is 0).
+    expect(c.lagNs()).toBe(1e9);
+    expect(c.offsetOf(c.nowNs())).toBe(9000);
+  });
+
+  test('the lead bound keeps the first live line’s epoch: offsets running faster than real time are refused once they lead by more than 30 s', () => {
+    const c = fileClock();
+    c.accept(0, true, R0);
+    // 20 s of offsets in 1 s of real time: 19 s ahead of the first line's epoch, within 30 s.
+    expect(c.check(20_000, true, R0 + 1000 * MS)).toBe('ok');
+    c.accept(20_000, true, R0 + 1000 * MS);
+    // Another 20 s in 1 s: 38 s ahead of the first line's epoch (19 s of the previous line's).
+    expect(c.check(40_000, true, R0 + 2000 * MS)).toBe('ahead');
+  });
+
+  test('re-anchored when the 20th held line comes exactly 30 s after the first', () => {
+    const c = fileClock();
+    c.accept(0, true, R0 + 60_000 * MS); // the first line 60 s late
+    const v: string[] = [];
+    for (let i = 1; i <= 19; i++) {
+      const off = 10_000 + i * 1000;
+      v.push(c.check(off, true, R0 + off * MS)); // on time: 60 s ahead of the reference
+    }
+    const last = 10_000 + 1000 + 30_000; // 30 s after the first held line (offset 11 000)
+    v.push(c.check(last, true, R0 + last * MS));
+    expect(v.slice(0, 19).every((x) => x === 'ahead')).toBe(true);
+    expect(v[19]).toBe('restart');
+  });
+
+  test('the worst lateness halves in ~7000 on-time lines, and the lag is back to its 1 s floor after 20 000', () => {
+    const c = stdinClock();
+    c.accept(0, true, R0);
+    c.accept(1000, true, R0 + 3000 * MS); // 2 s late: lag 4 s
+    expect(c.lagNs()).toBe(4e9);
+    c.accept(2000, true, R0 + 4000 * MS); // as late as the worst: the worst stays, no decay
+    expect(c.lagNs()).toBe(4e9);
+    let off = 2000;
+    for (let i = 0; i < 7000; i++) c.accept(++off, true, R0 + off * MS);
+    // 4 s × 0.9999^7000 ≈ 1.99 s
+    expect(c.lagNs()).toBeGreaterThan(1.9e9);
+    expect(c.lagNs()).toBeLessThan(2.1e9);
+    for (let i = 0; i < 13_000; i++) c.accept(++off, true, R0 + off * MS);
+    expect(c.lagNs()).toBe(1e9); // 4 s × 0.9999^20000 ≈ 0.54 s: under the floor
+  });
+});
