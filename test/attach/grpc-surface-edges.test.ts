@@ -8,9 +8,12 @@
  * reason and logged once per state change, claims and samples only while GetStatus answers.
  * Parsed answers go in through applyMetrics / applyStatus; expected numbers are the script's.
  */
+import * as net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
 import { OTHER_KIND_INDEX, kindIndex } from '../../src/engine/model/kinds';
-import { GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { GRPC_ERRORS, GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { provingEngineService } from '../../src/engine/sources/attach/grpc-wire';
 import type { CuzkMetricsText, StatusMsg } from '../../src/engine/sources/attach/grpc-wire';
 import { hrNowNs } from '../../src/engine/sources/attach/surface';
 import { createLogger, silentLogger } from '../../src/util/logger';
@@ -380,5 +383,282 @@ describe('polled against a grpc-js stand-in', () => {
     expect(polls).toEqual([1, 1]);
     expect(g.target).toBe(f.address);
     expect(g.name).toBe('grpc');
+  });
+});
+
+describe('issue 23: the surface as built, its polls and its loop', () => {
+  const fakes: FakeCuzkGrpc[] = [];
+  const servers: grpc.Server[] = [];
+  afterEach(async () => {
+    jest.useRealTimers();
+    for (const f of fakes.splice(0)) await f.stop();
+    for (const s of servers.splice(0)) s.forceShutdown();
+  });
+  const fake = async () => {
+    const f = await FakeCuzkGrpc.start('127.0.0.1:0');
+    fakes.push(f);
+    return f;
+  };
+  /** A grpc-js server on loopback with only the handlers given (none: every call UNIMPLEMENTED). */
+  const bare = async (handlers: grpc.UntypedServiceImplementation | null): Promise<string> => {
+    const s = new grpc.Server();
+    if (handlers) s.addService(provingEngineService(), handlers);
+    servers.push(s);
+    const port = await new Promise<number>((res, rej) => s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    return `127.0.0.1:${port}`;
+  };
+  const records = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown });
+  const warns = (lines: string[]) => records(lines).filter((r) => r.level === 'warn').map((r) => r.msg);
+  const infos = (lines: string[]) => records(lines).filter((r) => r.level === 'info').map((r) => r.msg);
+
+  test('every reason is declared at 0 before the first error (DESIGN §5: the series exist from the start); no worker before GetStatus', () => {
+    const { g, errs } = surface();
+    expect(new Map(errs.entries())).toEqual(new Map([...GRPC_ERRORS, 'implausible', 'unknown_proof_kind'].map((r) => [r, 0])));
+    expect(g.wJob).toEqual([]);
+    expect(g.workerGpu).toEqual([]);
+    g.applyStatus({ gpus: [], queues: [], uptimeSeconds: 10, totalCompleted: 0, totalFailed: 0 }, 10 * S);
+    expect(g.wJob).toEqual([]); // a daemon with no GPU worker: one entry per worker, none
+  });
+
+  test("every log line says which surface and address it is about", async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g } = surface(f.address, { lines });
+    await g.pollMetrics();
+    f.metrics = 'error';
+    await g.pollMetrics();
+    expect(records(lines).map((r) => [r.level, r.surface, r.source])).toEqual([
+      ['info', 'grpc', f.address],
+      ['warn', 'grpc', f.address],
+    ]);
+  });
+
+  test('"up" is logged once per time the surface comes up; a failed or unusable GetMetrics sets it down', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g } = surface(f.address, { lines });
+    await g.pollMetrics();
+    await g.pollMetrics();
+    expect(infos(lines)).toEqual([`gRPC surface is up: ${f.address}`]);
+    expect(g.up).toBe(true);
+    f.metrics = 'error';
+    await g.pollMetrics();
+    expect(g.up).toBe(false); // GetStatus never asked: GetMetrics alone decides
+    f.metrics = 'ok';
+    await g.pollMetrics();
+    expect(g.up).toBe(true);
+    f.metricsText = 'cuzk_queue_depth 3\n'; // no uptime: not cuzk's text
+    await g.pollMetrics();
+    expect(g.up).toBe(false);
+    f.metricsText = cuzkMetricsText({ uptime: 20, completed: {} });
+    await g.pollMetrics();
+    expect(infos(lines)).toEqual([`gRPC surface is up: ${f.address}`, `gRPC surface is up: ${f.address}`, `gRPC surface is up: ${f.address}`]);
+  });
+
+  test('polled answers are applied: proofs by difference between two GetMetrics', async () => {
+    const f = await fake();
+    const { g } = surface(f.address);
+    f.metricsText = cuzkMetricsText({ uptime: 100, completed: { porep_c2: 4 }, failed: { snap_update: 1 } });
+    await g.pollMetrics();
+    f.metricsText = cuzkMetricsText({ uptime: 101, completed: { porep_c2: 7 }, failed: { snap_update: 2 } });
+    await g.pollMetrics();
+    expect(counts(g.kProofsCompleted)).toEqual([3, 0, 0, 0, 0]);
+    expect(counts(g.kProofsFailed)).toEqual([0, 1, 0, 0, 0]);
+    expect(g.daemonCounts).toMatchObject({ totalCompleted: 7, totalFailed: 2 });
+  });
+
+  test('one unusable sample: "1 unusable sample skipped"', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    f.metricsText = `${cuzkMetricsText({ uptime: 10, completed: {} })}cuzk_queue_depth x\n`;
+    await g.pollMetrics();
+    expect(errs.get('grpc_bad_response')).toBe(1);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: 1 unusable sample skipped`]);
+  });
+
+  test('each call logs its own fault once; a good answer of that call clears it, so the same fault is logged again', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    f.metrics = 'error';
+    f.status = 'error';
+    for (let i = 0; i < 2; i++) {
+      await g.pollMetrics();
+      await g.pollStatus();
+    }
+    expect(errs.get('grpc_error')).toBe(4);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`]);
+    f.status = 'ok';
+    await g.pollStatus();
+    f.status = 'error';
+    await g.pollStatus();
+    await g.pollStatus();
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`]);
+  });
+
+  test("not cuzk's gRPC service there (UNIMPLEMENTED): counted grpc_error, said so", async () => {
+    const address = await bare(null);
+    const lines: string[] = [];
+    const { g, errs } = surface(address, { lines });
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(1);
+    expect(warns(lines)).toEqual([`GetMetrics ${address}: not implemented there (is it cuzk's gRPC address?)`]);
+  });
+
+  test('an INTERNAL error that is not about parsing is grpc_error; a status code grpc-js has no name for reads "error"; a 5 KB detail is not logged whole', async () => {
+    let code = grpc.status.INTERNAL;
+    let details = 'engine exploded while doing nothing'; // no parse/decode word: not a bad answer
+    const fail = (_c: unknown, cb: grpc.sendUnaryData<unknown>) => cb({ code, details } as grpc.ServiceError, null);
+    const address = await bare({ GetMetrics: fail, GetStatus: fail });
+    const lines: string[] = [];
+    const { g, errs } = surface(address, { lines });
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(1);
+    code = 42;
+    details = 'who knows';
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(2);
+    code = grpc.status.UNKNOWN;
+    details = 'y'.repeat(5000);
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(3);
+    const w = warns(lines);
+    expect(w.slice(0, 2)).toEqual([`GetMetrics ${address}: INTERNAL: engine exploded while doing nothing`, `GetMetrics ${address}: error: who knows`]);
+    expect(w[2].startsWith(`GetMetrics ${address}: UNKNOWN: yyy`)).toBe(true);
+    expect(w[2].length).toBeLessThan(1000);
+  });
+
+  test('stop() closes the connection to the daemon', async () => {
+    const f = await fake();
+    const port = Number(f.address.split(':')[1]);
+    let open = 0;
+    const proxy = net.createServer((c) => {
+      open++;
+      const u = net.connect(port, '127.0.0.1');
+      c.pipe(u).pipe(c);
+      c.on('error', () => {});
+      u.on('error', () => {});
+      c.on('close', () => {
+        open--;
+        u.destroy();
+      });
+      u.on('close', () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const { g } = surface(`127.0.0.1:${(proxy.address() as net.AddressInfo).port}`);
+      await g.pollMetrics();
+      expect(g.up).toBe(true);
+      expect(open).toBe(1);
+      await g.stop();
+      const t0 = Date.now();
+      await new Promise<void>((r) => {
+        const check = () => (open === 0 || Date.now() - t0 > 5000 ? r() : setTimeout(check, 10));
+        check();
+      });
+      expect(open).toBe(0);
+    } finally {
+      proxy.close();
+    }
+  });
+});
+
+describe('issue 23: reconnecting to a daemon that is down', () => {
+  test('retried soon (within ~100 ms), then backing off: 3 to 7 connection attempts in the 1.5 s after the first', async () => {
+    // A listener that hangs up on every connection: the daemon is not there. The surface is
+    // polled every 20 ms; grpc-js dials again only when the channel's backoff allows.
+    const at: number[] = [];
+    const refuser = net.createServer((c) => {
+      at.push(Date.now());
+      c.destroy();
+    });
+    await new Promise<void>((r) => refuser.listen(0, '127.0.0.1', r));
+    try {
+      const { g, errs } = surface(`127.0.0.1:${(refuser.address() as net.AddressInfo).port}`);
+      const t0 = Date.now();
+      while ((at.length === 0 && Date.now() - t0 < 10_000) || (at.length > 0 && Date.now() - at[0] < 1500)) {
+        await g.pollMetrics();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const n = at.filter((t) => t - at[0] < 1500).length;
+      expect(errs.get('grpc_unavailable')).toBeGreaterThan(0);
+      expect(n).toBeGreaterThanOrEqual(3);
+      expect(n).toBeLessThanOrEqual(7);
+    } finally {
+      refuser.close();
+    }
+  });
+});
+
+describe('issue 23: start() polls each call on its own interval, measured from the start of the last call (fake clock, polls scripted)', () => {
+  afterEach(() => jest.useRealTimers());
+  const T = 1_000_000;
+  /** A surface whose two polls are scripted: each takes `ms` (fake) and records when it started. */
+  function scripted(pollIntervalMs: number, statusIntervalMs: number, ms: { metrics: number; status: number }) {
+    jest.useFakeTimers({ now: T });
+    const g = new GrpcSurface({ address: '127.0.0.1:1', pollIntervalMs, statusIntervalMs, timeoutMs: 5000, maxMessageBytes: 64 * 1024, logger: silentLogger, errors: new ErrorCounts() });
+    const at = { metrics: [] as number[], status: [] as number[], ended: [] as number[] };
+    g.pollMetrics = () => {
+      at.metrics.push(Date.now() - T);
+      return new Promise<void>((r) => setTimeout(() => (at.ended.push(Date.now() - T), r()), ms.metrics));
+    };
+    g.pollStatus = () => {
+      at.status.push(Date.now() - T);
+      return new Promise<void>((r) => setTimeout(r, ms.status));
+    };
+    return { g, at };
+  }
+  /** stop(), the fake clock running until the call in flight has ended. */
+  async function stopNow(g: GrpcSurface): Promise<void> {
+    const p = g.stop();
+    await jest.advanceTimersByTimeAsync(2000);
+    await p;
+  }
+
+  test('GetMetrics every pollIntervalMs (a 250 ms call inside it), GetStatus every statusIntervalMs', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 250, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    expect(at.metrics).toEqual([0, 1000, 2000, 3000]);
+    expect(at.status).toEqual([0]);
+    await stopNow(g);
+    const b = scripted(60_000, 1000, { metrics: 100, status: 250 });
+    b.g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    expect(b.at.metrics).toEqual([0]);
+    expect(b.at.status).toEqual([0, 1000, 2000, 3000]);
+    await stopNow(b.g);
+  });
+
+  test('a call longer than the interval: the next one at once', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 1500, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    // each one when the one before ended (Node's timers give 0 ms as 1 ms)
+    expect(at.metrics).toHaveLength(3);
+    expect(at.metrics[1] - at.metrics[0]).toBeGreaterThanOrEqual(1500);
+    expect(at.metrics[1] - at.metrics[0]).toBeLessThanOrEqual(1501);
+    expect(at.metrics[2] - at.metrics[1]).toBeGreaterThanOrEqual(1500);
+    expect(at.metrics[2] - at.metrics[1]).toBeLessThanOrEqual(1501);
+    await stopNow(g);
+  });
+
+  test('stop() waits for the call in flight, then nothing is polled and no timer is left', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 250, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(1100); // GetMetrics' second call in flight (1000-1250), GetStatus waiting for 60 s
+    let stoppedAt = -1;
+    const stopping = g.stop().then(() => (stoppedAt = Date.now() - T));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(stoppedAt).toBe(-1);
+    await jest.advanceTimersByTimeAsync(100);
+    await stopping;
+    expect(stoppedAt).toBe(1250);
+    expect(at.ended).toEqual([250, 1250]);
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(120_000);
+    expect(at.metrics).toEqual([0, 1000]);
+    expect(at.status).toEqual([0]);
   });
 });
