@@ -564,6 +564,39 @@ describe('issue 23: the surface as built, its polls and its loop', () => {
   });
 });
 
+describe('issue 23: GetStatus bookkeeping', () => {
+  const gpu = (ordinal: number, job = '', kind = '', name = `GPU ${ordinal}`) => ({ ordinal, name, current_job_id: job, current_proof_kind: kind });
+  const status = (uptime: number, gpus: StatusMsg['gpus']): StatusMsg => ({ gpus, queues: [], uptimeSeconds: uptime, totalCompleted: 0, totalFailed: 0 });
+
+  test('a restart seen by GetMetrics forgets the GPU names: the new process names them afresh, no rename counted', () => {
+    const { g, errs } = surface();
+    g.applyStatus(status(100, [gpu(0, '', '', 'RTX A')]), 10 * S);
+    g.applyMetrics(metrics(500, { porep_c2: 3 }));
+    g.applyMetrics(metrics(2, { porep_c2: 0 })); // uptime back: a restart
+    expect(errs.get('grpc_restart')).toBe(1);
+    g.applyStatus(status(3, [gpu(0, '', '', 'RTX A (new driver)')]), 11 * S);
+    expect(g.gpuNames.get(0)).toBe('RTX A (new driver)');
+    expect(errs.get('implausible')).toBe(0);
+  });
+
+  test('the kind of at most 10,000 jobs is remembered (docs/hostile-inputs.md, job id caches): the oldest is forgotten first', () => {
+    const { g } = surface();
+    for (let i = 0; i <= 10_000; i++) g.applyStatus(status(100, [gpu(0, `job-${i}`, i === 0 ? 'snap-update' : 'porep-c2')]), 10 * S + i * 1000);
+    expect(g.kindOf('job-0')).toBe(-1);
+    expect(g.kindOf('job-1')).toBe(PC2);
+    expect(g.kindOf('job-10000')).toBe(PC2);
+  });
+
+  test('job handles: at most 10,000 kept, the oldest forgotten first', () => {
+    const { g } = surface();
+    const first = Array.from({ length: 10_001 }, (_, i) => g.handle(`job-${i}`));
+    expect(new Set(first).size).toBe(10_001);
+    expect(g.handle('job-1')).toBe(first[1]);
+    expect(g.handle('job-10000')).toBe(first[10_000]);
+    expect(first).not.toContain(g.handle('job-0')); // forgotten: a new number
+  });
+});
+
 describe('issue 23: reconnecting to a daemon that is down', () => {
   test('retried soon (within ~100 ms), then backing off: 3 to 7 connection attempts in the 1.5 s after the first', async () => {
     // A listener that hangs up on every connection: the daemon is not there. The surface is
