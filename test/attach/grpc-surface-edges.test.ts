@@ -507,9 +507,9 @@ describe('issue 23: the surface as built, its polls and its loop', () => {
   });
 
   test('an INTERNAL error that is not about parsing is grpc_error; a status code grpc-js has no name for reads "error"; a 5 KB detail is not logged whole', async () => {
-    let code = grpc.status.INTERNAL;
+    let code: number = grpc.status.INTERNAL;
     let details = 'engine exploded while doing nothing'; // no parse/decode word: not a bad answer
-    const fail = (_c: unknown, cb: grpc.sendUnaryData<unknown>) => cb({ code, details } as grpc.ServiceError, null);
+    const fail = (_c: unknown, cb: grpc.sendUnaryData<unknown>) => cb({ code, details } as unknown as grpc.ServiceError, null);
     const address = await bare({ GetMetrics: fail, GetStatus: fail });
     const lines: string[] = [];
     const { g, errs } = surface(address, { lines });
@@ -527,6 +527,25 @@ describe('issue 23: the surface as built, its polls and its loop', () => {
     expect(w.slice(0, 2)).toEqual([`GetMetrics ${address}: INTERNAL: engine exploded while doing nothing`, `GetMetrics ${address}: error: who knows`]);
     expect(w[2].startsWith(`GetMetrics ${address}: UNKNOWN: yyy`)).toBe(true);
     expect(w[2].length).toBeLessThan(1000);
+  });
+
+  test('a GetStatus answer that fails validation sets the surface down, counted and logged; an idle sample has no kind', async () => {
+    const f = await fake();
+    f.workers = [{ ordinal: 0 }, { ordinal: 0, job: 'j', kind: 'porep-c2' }];
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    await g.pollMetrics();
+    await g.pollStatus();
+    expect(g.up).toBe(true);
+    const after = hrNowNs();
+    expect(g.sampleUntil(0, after)).toMatchObject({ busy: false, kind: -1 });
+    expect(g.sampleUntil(1, after)).toMatchObject({ busy: true, kind: PC2 });
+    f.workers = [{ ordinal: 0, job: 'j'.repeat(5000), kind: 'window-post' }]; // a 5 KB job id
+    await g.pollStatus();
+    expect(g.up).toBe(false);
+    expect(errs.get('grpc_bad_response')).toBe(1);
+    expect(warns(lines)).toHaveLength(1);
+    expect(warns(lines)[0].startsWith(`GetStatus ${f.address}: `)).toBe(true);
   });
 
   test('stop() closes the connection to the daemon', async () => {
@@ -585,15 +604,157 @@ describe('issue 23: GetStatus bookkeeping', () => {
     expect(g.kindOf('job-0')).toBe(-1);
     expect(g.kindOf('job-1')).toBe(PC2);
     expect(g.kindOf('job-10000')).toBe(PC2);
+    // full: a job already known seen again (the next sample of its stint) forgets nothing
+    g.applyStatus(status(100, [gpu(0, 'job-10000', 'porep-c2')]), 11 * S);
+    expect(g.kindOf('job-1')).toBe(PC2);
+  });
+
+  test("a job first listed without a kind, then with one: the kind is remembered", () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0, 'j1', ''), gpu(0)]), 10 * S);
+    expect(g.kindOf('j1')).toBe(-1);
+    g.applyStatus(status(101, [gpu(0, 'j1', 'snap-update'), gpu(0)]), 11 * S);
+    expect(g.kindOf('j1')).toBe(SNAP);
+    expect(g.kindOf('')).toBe(-1);
+  });
+
+  test('fewer workers: an idle worker gone changes no busy count', () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0, 'a', 'porep-c2'), gpu(0)]), 10 * S);
+    g.applyStatus(status(101, [gpu(0, 'a', 'porep-c2')]), 11 * S);
+    expect(g.busyWorkers).toBe(1);
+    expect([...g.wBusy]).toEqual([1]);
+  });
+
+  test('unknown kinds in GetStatus queues: at most 64 counted', () => {
+    const { g, errs } = surface();
+    const queues = Array.from({ length: 70 }, (_, i) => ({ proof_kind: `mystery-${i}`, pending: 1, in_progress: 0 }));
+    g.applyStatus({ ...status(100, [gpu(0)]), queues }, 10 * S);
+    g.applyStatus({ ...status(101, [gpu(0)]), queues }, 11 * S);
+    expect(errs.get('unknown_proof_kind')).toBe(64);
+    expect(errs.lastMessage).toContain('"mystery-63"');
+    expect(g.queueDepth[OTHER]).toBe(70);
+  });
+
+  test('refusals and renames are counted with a message saying what and where', () => {
+    const { g, errs } = surface();
+    g.applyStatus(status(100, [gpu(0, '', '', 'RTX A')]), 10 * S);
+    g.applyStatus(status(90_000, [gpu(0)]), 11 * S);
+    expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: uptime 100s -> 90000s: not the daemon/);
+    g.applyStatus(status(101, [gpu(0, '', '', 'RTX B')]), 12 * S);
+    expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: 1 GPU name/);
   });
 
   test('job handles: at most 10,000 kept, the oldest forgotten first', () => {
     const { g } = surface();
     const first = Array.from({ length: 10_001 }, (_, i) => g.handle(`job-${i}`));
     expect(new Set(first).size).toBe(10_001);
+    expect(Math.min(...first)).toBeGreaterThan(0); // the model's job 0 is "no job"
     expect(g.handle('job-1')).toBe(first[1]);
     expect(g.handle('job-10000')).toBe(first[10_000]);
     expect(first).not.toContain(g.handle('job-0')); // forgotten: a new number
+  });
+});
+
+describe('issue 23: GetMetrics bookkeeping', () => {
+  test('the failed sums: exactly totals + 8 is used; failed proofs alone count toward the rate; large totals compare by difference', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 1500 }, { porep_c2: 1500 }));
+    g.applyMetrics(metrics(101, { porep_c2: 1500 }, { porep_c2: 1510 }, { totalFailed: 1502 })); // 1510 = 1502 + 8: used
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsFailed[PC2]).toBe(10);
+    expect(g.kProofsCompleted[PC2]).toBe(0);
+    g.applyMetrics(metrics(102, { porep_c2: 1600 }, { porep_c2: 1600 })); // +100 and +98 (totals): plausible
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsCompleted[PC2]).toBe(100);
+    g.applyMetrics(metrics(103, { porep_c2: 1600 }, { porep_c2: 1600 + 2500 })); // 2,500 failed in a moment
+    expect(errs.get('implausible')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: 2500 proofs finished in/);
+    expect(g.kProofsFailed[PC2]).toBe(100);
+    g.applyMetrics(metrics(104, { porep_c2: 1600 }, { porep_c2: 1610 }, { totalFailed: 1601 })); // 1610 > 1601 + 8
+    expect(errs.get('implausible')).toBe(2);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: per-kind counters sum past the totals/);
+  });
+
+  test('an answer without totals keeps the last ones: the next answer is judged against them', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 10 }));
+    g.applyMetrics(metrics(101, { porep_c2: 10 }, {}, { totalCompleted: null, totalFailed: null }));
+    g.applyMetrics(metrics(102, { porep_c2: 10 + 2500 }));
+    expect(errs.get('implausible')).toBe(1);
+    expect(g.kProofsCompleted[PC2]).toBe(0);
+  });
+
+  test('failed totals going back alone, uptime rising: a restart', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(3, { porep_c2: 5 }, { porep_c2: 4 }));
+    g.applyMetrics(metrics(4, { porep_c2: 5 }, { porep_c2: 1 }));
+    expect(errs.get('grpc_restart')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^cuzk restarted \(GetMetrics: uptime 3s -> 4s\)/);
+    expect(g.kProofsFailed[PC2]).toBe(1);
+  });
+
+  test("another daemon: the message gives both uptimes, and says when the counters went back", () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 50 }));
+    g.applyMetrics(metrics(5000, { porep_c2: 60 }));
+    expect(errs.get('grpc_conflict')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: uptime 100s -> 5000s in \d+\.\ds: not the daemon that answered before/);
+    g.applyMetrics(metrics(90, { porep_c2: 10 }));
+    expect(errs.get('grpc_conflict')).toBe(2);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: uptime 100s -> 90s in \d+\.\ds with counters going back: not the daemon/);
+  });
+
+  test('onProofDeltas after proofs were already counted: only the new ones', () => {
+    const { g } = surface();
+    const got: number[][] = [];
+    g.onProofDeltas = (d) => got.push(Array.from(d));
+    g.applyMetrics(metrics(100, { porep_c2: 5 }, { porep_c2: 1 }));
+    g.applyMetrics(metrics(101, { porep_c2: 8 }, { porep_c2: 3 }));
+    g.applyMetrics(metrics(102, { porep_c2: 9 }, { porep_c2: 4 }));
+    expect(got).toEqual([[5, 0, 0, 0, 0], [2, 0, 0, 0, 0]]);
+  });
+
+  test('unknown kinds: at most 64 counted across both counters, each once, named in the message', () => {
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
+    const many = (p: string) => Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`${p}_${k}`, 1]));
+    g.applyMetrics(metrics(100, many('c'), many('f')));
+    g.applyMetrics(metrics(101, many('c'), many('f')));
+    expect(errs.get('unknown_proof_kind')).toBe(64);
+    expect(errs.lastMessage).toBe('unknown proof kind folded into "other": "f_23"');
+    const w = lines.map((l) => JSON.parse(l) as { msg: string }).map((r) => r.msg);
+    expect(w[0]).toBe('GetMetrics: folded an unknown proof kind into proof_kind="other": "c_0"');
+  });
+
+  test('per-kind counters going down: the message names the first three', () => {
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
+    const kinds = (v: number) => Object.fromEntries(['porep_c2', 'snap_update', 'window_post', 'winning_post'].map((k) => [k, v]));
+    g.applyMetrics(metrics(100, kinds(5), {}, { totalCompleted: 20 }));
+    g.applyMetrics(metrics(101, kinds(4), {}, { totalCompleted: 20 }));
+    expect(errs.get('implausible')).toBe(1);
+    expect(errs.lastMessage).toBe('GetMetrics 127.0.0.1:1: per-kind counter(s) went down without a restart: "porep_c2", "snap_update", "window_post"');
+    const w = lines.map((l) => JSON.parse(l) as { msg: string }).map((r) => r.msg);
+    expect(w).toEqual(['GetMetrics: per-kind counters went down while uptime and totals did not ("porep_c2", "snap_update", "window_post"): not a restart, nothing counted']);
+  });
+});
+
+describe('issue 23: GetMetrics rate on a scripted monotonic clock', () => {
+  afterEach(() => jest.restoreAllMocks());
+  test('(elapsed + 10 s) x 100 x workers: exactly that many is believed, after 60 s more', () => {
+    let now = 1_000_000_000_000n;
+    jest.spyOn(process.hrtime, 'bigint').mockImplementation(() => now);
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 0 }, {}, { gpuWorkers: 2 }));
+    g.applyMetrics(metrics(100, { porep_c2: 2000 }, {}, { gpuWorkers: 2 })); // 0 s: (0 + 10) x 100 x 2
+    expect(errs.get('implausible')).toBe(0);
+    now += 60_000_000_000n;
+    g.applyMetrics(metrics(160, { porep_c2: 2000 + 14_000 }, {}, { gpuWorkers: 2 })); // (60 + 10) x 100 x 2
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsCompleted[PC2]).toBe(16_000);
+    g.applyMetrics(metrics(160, { porep_c2: 16_000 + 2001 }, {}, { gpuWorkers: 2 }));
+    expect(errs.get('implausible')).toBe(1);
   });
 });
 
