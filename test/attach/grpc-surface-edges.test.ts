@@ -523,6 +523,11 @@ describe('issue 23: the surface as built, its polls and its loop', () => {
     details = 'y'.repeat(5000);
     await g.pollMetrics();
     expect(errs.get('grpc_error')).toBe(3);
+    code = grpc.status.FAILED_PRECONDITION; // the daemon's own error, whatever its words: not our parse of its answer
+    details = 'could not parse the sector file';
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(4);
+    expect(errs.get('grpc_bad_response')).toBe(0);
     const w = warns(lines);
     expect(w.slice(0, 2)).toEqual([`GetMetrics ${address}: INTERNAL: engine exploded while doing nothing`, `GetMetrics ${address}: error: who knows`]);
     expect(w[2].startsWith(`GetMetrics ${address}: UNKNOWN: yyy`)).toBe(true);
@@ -637,12 +642,14 @@ describe('issue 23: GetStatus bookkeeping', () => {
   });
 
   test('refusals and renames are counted with a message saying what and where', () => {
-    const { g, errs } = surface();
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
     g.applyStatus(status(100, [gpu(0, '', '', 'RTX A')]), 10 * S);
     g.applyStatus(status(90_000, [gpu(0)]), 11 * S);
     expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: uptime 100s -> 90000s: not the daemon/);
     g.applyStatus(status(101, [gpu(0, '', '', 'RTX B')]), 12 * S);
     expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: 1 GPU name/);
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /GPU name/.test(m))).toHaveLength(1);
   });
 
   test('job handles: at most 10,000 kept, the oldest forgotten first', () => {
