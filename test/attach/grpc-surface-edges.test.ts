@@ -8,9 +8,12 @@
  * reason and logged once per state change, claims and samples only while GetStatus answers.
  * Parsed answers go in through applyMetrics / applyStatus; expected numbers are the script's.
  */
+import * as net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
 import { OTHER_KIND_INDEX, kindIndex } from '../../src/engine/model/kinds';
-import { GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { GRPC_ERRORS, GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { provingEngineService } from '../../src/engine/sources/attach/grpc-wire';
 import type { CuzkMetricsText, StatusMsg } from '../../src/engine/sources/attach/grpc-wire';
 import { hrNowNs } from '../../src/engine/sources/attach/surface';
 import { createLogger, silentLogger } from '../../src/util/logger';
@@ -380,5 +383,483 @@ describe('polled against a grpc-js stand-in', () => {
     expect(polls).toEqual([1, 1]);
     expect(g.target).toBe(f.address);
     expect(g.name).toBe('grpc');
+  });
+});
+
+describe('issue 23: the surface as built, its polls and its loop', () => {
+  const fakes: FakeCuzkGrpc[] = [];
+  const servers: grpc.Server[] = [];
+  afterEach(async () => {
+    jest.useRealTimers();
+    for (const f of fakes.splice(0)) await f.stop();
+    for (const s of servers.splice(0)) s.forceShutdown();
+  });
+  const fake = async () => {
+    const f = await FakeCuzkGrpc.start('127.0.0.1:0');
+    fakes.push(f);
+    return f;
+  };
+  /** A grpc-js server on loopback with only the handlers given (none: every call UNIMPLEMENTED). */
+  const bare = async (handlers: grpc.UntypedServiceImplementation | null): Promise<string> => {
+    const s = new grpc.Server();
+    if (handlers) s.addService(provingEngineService(), handlers);
+    servers.push(s);
+    const port = await new Promise<number>((res, rej) => s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))));
+    return `127.0.0.1:${port}`;
+  };
+  const records = (lines: string[]) => lines.map((l) => JSON.parse(l) as { level: string; msg: string; [k: string]: unknown });
+  const warns = (lines: string[]) => records(lines).filter((r) => r.level === 'warn').map((r) => r.msg);
+  const infos = (lines: string[]) => records(lines).filter((r) => r.level === 'info').map((r) => r.msg);
+
+  test('every reason is declared at 0 before the first error (DESIGN §5: the series exist from the start); no worker before GetStatus', () => {
+    const { g, errs } = surface();
+    expect(new Map(errs.entries())).toEqual(new Map([...GRPC_ERRORS, 'implausible', 'unknown_proof_kind'].map((r) => [r, 0])));
+    expect(g.wJob).toEqual([]);
+    expect(g.workerGpu).toEqual([]);
+    g.applyStatus({ gpus: [], queues: [], uptimeSeconds: 10, totalCompleted: 0, totalFailed: 0 }, 10 * S);
+    expect(g.wJob).toEqual([]); // a daemon with no GPU worker: one entry per worker, none
+  });
+
+  test("every log line says which surface and address it is about", async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g } = surface(f.address, { lines });
+    await g.pollMetrics();
+    f.metrics = 'error';
+    await g.pollMetrics();
+    expect(records(lines).map((r) => [r.level, r.surface, r.source])).toEqual([
+      ['info', 'grpc', f.address],
+      ['warn', 'grpc', f.address],
+    ]);
+  });
+
+  test('"up" is logged once per time the surface comes up; a failed or unusable GetMetrics sets it down', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g } = surface(f.address, { lines });
+    await g.pollMetrics();
+    await g.pollMetrics();
+    expect(infos(lines)).toEqual([`gRPC surface is up: ${f.address}`]);
+    expect(g.up).toBe(true);
+    f.metrics = 'error';
+    await g.pollMetrics();
+    expect(g.up).toBe(false); // GetStatus never asked: GetMetrics alone decides
+    f.metrics = 'ok';
+    await g.pollMetrics();
+    expect(g.up).toBe(true);
+    f.metricsText = 'cuzk_queue_depth 3\n'; // no uptime: not cuzk's text
+    await g.pollMetrics();
+    expect(g.up).toBe(false);
+    f.metricsText = cuzkMetricsText({ uptime: 20, completed: {} });
+    await g.pollMetrics();
+    expect(infos(lines)).toEqual([`gRPC surface is up: ${f.address}`, `gRPC surface is up: ${f.address}`, `gRPC surface is up: ${f.address}`]);
+  });
+
+  test('polled answers are applied: proofs by difference between two GetMetrics', async () => {
+    const f = await fake();
+    const { g } = surface(f.address);
+    f.metricsText = cuzkMetricsText({ uptime: 100, completed: { porep_c2: 4 }, failed: { snap_update: 1 } });
+    await g.pollMetrics();
+    f.metricsText = cuzkMetricsText({ uptime: 101, completed: { porep_c2: 7 }, failed: { snap_update: 2 } });
+    await g.pollMetrics();
+    expect(counts(g.kProofsCompleted)).toEqual([3, 0, 0, 0, 0]);
+    expect(counts(g.kProofsFailed)).toEqual([0, 1, 0, 0, 0]);
+    expect(g.daemonCounts).toMatchObject({ totalCompleted: 7, totalFailed: 2 });
+  });
+
+  test('one unusable sample: "1 unusable sample skipped"', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    f.metricsText = `${cuzkMetricsText({ uptime: 10, completed: {} })}cuzk_queue_depth x\n`;
+    await g.pollMetrics();
+    expect(errs.get('grpc_bad_response')).toBe(1);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: 1 unusable sample skipped`]);
+  });
+
+  test('each call logs its own fault once; a good answer of that call clears it, so the same fault is logged again', async () => {
+    const f = await fake();
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    f.metrics = 'error';
+    f.status = 'error';
+    for (let i = 0; i < 2; i++) {
+      await g.pollMetrics();
+      await g.pollStatus();
+    }
+    expect(errs.get('grpc_error')).toBe(4);
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`]);
+    f.status = 'ok';
+    await g.pollStatus();
+    f.status = 'error';
+    await g.pollStatus();
+    await g.pollStatus();
+    expect(warns(lines)).toEqual([`GetMetrics ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`, `GetStatus ${f.address}: INTERNAL: engine exploded`]);
+  });
+
+  test("not cuzk's gRPC service there (UNIMPLEMENTED): counted grpc_error, said so", async () => {
+    const address = await bare(null);
+    const lines: string[] = [];
+    const { g, errs } = surface(address, { lines });
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(1);
+    expect(warns(lines)).toEqual([`GetMetrics ${address}: not implemented there (is it cuzk's gRPC address?)`]);
+  });
+
+  test('an INTERNAL error that is not about parsing is grpc_error; a status code grpc-js has no name for reads "error"; a 5 KB detail is not logged whole', async () => {
+    let code: number = grpc.status.INTERNAL;
+    let details = 'engine exploded while doing nothing'; // no parse/decode word: not a bad answer
+    const fail = (_c: unknown, cb: grpc.sendUnaryData<unknown>) => cb({ code, details } as unknown as grpc.ServiceError, null);
+    const address = await bare({ GetMetrics: fail, GetStatus: fail });
+    const lines: string[] = [];
+    const { g, errs } = surface(address, { lines });
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(1);
+    code = 42;
+    details = 'who knows';
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(2);
+    code = grpc.status.UNKNOWN;
+    details = 'y'.repeat(5000);
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(3);
+    code = grpc.status.FAILED_PRECONDITION; // the daemon's own error, whatever its words: not our parse of its answer
+    details = 'could not parse the sector file';
+    await g.pollMetrics();
+    expect(errs.get('grpc_error')).toBe(4);
+    expect(errs.get('grpc_bad_response')).toBe(0);
+    const w = warns(lines);
+    expect(w.slice(0, 2)).toEqual([`GetMetrics ${address}: INTERNAL: engine exploded while doing nothing`, `GetMetrics ${address}: error: who knows`]);
+    expect(w[2].startsWith(`GetMetrics ${address}: UNKNOWN: yyy`)).toBe(true);
+    expect(w[2].length).toBeLessThan(1000);
+  });
+
+  test('a GetStatus answer that fails validation sets the surface down, counted and logged; an idle sample has no kind', async () => {
+    const f = await fake();
+    f.workers = [{ ordinal: 0 }, { ordinal: 0, job: 'j', kind: 'porep-c2' }];
+    const lines: string[] = [];
+    const { g, errs } = surface(f.address, { lines });
+    await g.pollMetrics();
+    await g.pollStatus();
+    expect(g.up).toBe(true);
+    const after = hrNowNs();
+    expect(g.sampleUntil(0, after)).toMatchObject({ busy: false, kind: -1 });
+    expect(g.sampleUntil(1, after)).toMatchObject({ busy: true, kind: PC2 });
+    f.workers = [{ ordinal: 0, job: 'j'.repeat(5000), kind: 'window-post' }]; // a 5 KB job id
+    await g.pollStatus();
+    expect(g.up).toBe(false);
+    expect(errs.get('grpc_bad_response')).toBe(1);
+    expect(warns(lines)).toHaveLength(1);
+    expect(warns(lines)[0].startsWith(`GetStatus ${f.address}: `)).toBe(true);
+  });
+
+  test('stop() closes the connection to the daemon', async () => {
+    const f = await fake();
+    const port = Number(f.address.split(':')[1]);
+    let open = 0;
+    const proxy = net.createServer((c) => {
+      open++;
+      const u = net.connect(port, '127.0.0.1');
+      c.pipe(u).pipe(c);
+      c.on('error', () => {});
+      u.on('error', () => {});
+      c.on('close', () => {
+        open--;
+        u.destroy();
+      });
+      u.on('close', () => c.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    try {
+      const { g } = surface(`127.0.0.1:${(proxy.address() as net.AddressInfo).port}`);
+      await g.pollMetrics();
+      expect(g.up).toBe(true);
+      expect(open).toBe(1);
+      await g.stop();
+      const t0 = Date.now();
+      await new Promise<void>((r) => {
+        const check = () => (open === 0 || Date.now() - t0 > 5000 ? r() : setTimeout(check, 10));
+        check();
+      });
+      expect(open).toBe(0);
+    } finally {
+      proxy.close();
+    }
+  });
+});
+
+describe('issue 23: GetStatus bookkeeping', () => {
+  const gpu = (ordinal: number, job = '', kind = '', name = `GPU ${ordinal}`) => ({ ordinal, name, current_job_id: job, current_proof_kind: kind });
+  const status = (uptime: number, gpus: StatusMsg['gpus']): StatusMsg => ({ gpus, queues: [], uptimeSeconds: uptime, totalCompleted: 0, totalFailed: 0 });
+
+  test('a restart seen by GetMetrics forgets the GPU names: the new process names them afresh, no rename counted', () => {
+    const { g, errs } = surface();
+    g.applyStatus(status(100, [gpu(0, '', '', 'RTX A')]), 10 * S);
+    g.applyMetrics(metrics(500, { porep_c2: 3 }));
+    g.applyMetrics(metrics(2, { porep_c2: 0 })); // uptime back: a restart
+    expect(errs.get('grpc_restart')).toBe(1);
+    g.applyStatus(status(3, [gpu(0, '', '', 'RTX A (new driver)')]), 11 * S);
+    expect(g.gpuNames.get(0)).toBe('RTX A (new driver)');
+    expect(errs.get('implausible')).toBe(0);
+  });
+
+  test('the kind of at most 10,000 jobs is remembered (docs/hostile-inputs.md, job id caches): the oldest is forgotten first', () => {
+    const { g } = surface();
+    for (let i = 0; i <= 10_000; i++) g.applyStatus(status(100, [gpu(0, `job-${i}`, i === 0 ? 'snap-update' : 'porep-c2')]), 10 * S + i * 1000);
+    expect(g.kindOf('job-0')).toBe(-1);
+    expect(g.kindOf('job-1')).toBe(PC2);
+    expect(g.kindOf('job-10000')).toBe(PC2);
+    // full: a job already known seen again (the next sample of its stint) forgets nothing
+    g.applyStatus(status(100, [gpu(0, 'job-10000', 'porep-c2')]), 11 * S);
+    expect(g.kindOf('job-1')).toBe(PC2);
+  });
+
+  test("a job first listed without a kind, then with one: the kind is remembered", () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0, 'j1', ''), gpu(0)]), 10 * S);
+    expect(g.kindOf('j1')).toBe(-1);
+    g.applyStatus(status(101, [gpu(0, 'j1', 'snap-update'), gpu(0)]), 11 * S);
+    expect(g.kindOf('j1')).toBe(SNAP);
+    expect(g.kindOf('')).toBe(-1);
+  });
+
+  test('fewer workers: an idle worker gone changes no busy count', () => {
+    const { g } = surface();
+    g.applyStatus(status(100, [gpu(0, 'a', 'porep-c2'), gpu(0)]), 10 * S);
+    g.applyStatus(status(101, [gpu(0, 'a', 'porep-c2')]), 11 * S);
+    expect(g.busyWorkers).toBe(1);
+    expect([...g.wBusy]).toEqual([1]);
+  });
+
+  test('unknown kinds in GetStatus queues: at most 64 counted', () => {
+    const { g, errs } = surface();
+    const queues = Array.from({ length: 70 }, (_, i) => ({ proof_kind: `mystery-${i}`, pending: 1, in_progress: 0 }));
+    g.applyStatus({ ...status(100, [gpu(0)]), queues }, 10 * S);
+    g.applyStatus({ ...status(101, [gpu(0)]), queues }, 11 * S);
+    expect(errs.get('unknown_proof_kind')).toBe(64);
+    expect(errs.lastMessage).toContain('"mystery-63"');
+    expect(g.queueDepth[OTHER]).toBe(70);
+  });
+
+  test('refusals and renames are counted with a message saying what and where', () => {
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
+    g.applyStatus(status(100, [gpu(0, '', '', 'RTX A')]), 10 * S);
+    g.applyStatus(status(90_000, [gpu(0)]), 11 * S);
+    expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: uptime 100s -> 90000s: not the daemon/);
+    g.applyStatus(status(101, [gpu(0, '', '', 'RTX B')]), 12 * S);
+    expect(errs.lastMessage).toMatch(/^GetStatus 127\.0\.0\.1:1: 1 GPU name/);
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg).filter((m) => /GPU name/.test(m))).toHaveLength(1);
+  });
+
+  test('job handles: at most 10,000 kept, the oldest forgotten first', () => {
+    const { g } = surface();
+    const first = Array.from({ length: 10_001 }, (_, i) => g.handle(`job-${i}`));
+    expect(new Set(first).size).toBe(10_001);
+    expect(Math.min(...first)).toBeGreaterThan(0); // the model's job 0 is "no job"
+    expect(g.handle('job-1')).toBe(first[1]);
+    expect(g.handle('job-10000')).toBe(first[10_000]);
+    expect(first).not.toContain(g.handle('job-0')); // forgotten: a new number
+  });
+});
+
+describe('issue 23: GetMetrics bookkeeping', () => {
+  test('the failed sums: exactly totals + 8 is used; failed proofs alone count toward the rate; large totals compare by difference', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 1500 }, { porep_c2: 1500 }));
+    g.applyMetrics(metrics(101, { porep_c2: 1500 }, { porep_c2: 1510 }, { totalFailed: 1502 })); // 1510 = 1502 + 8: used
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsFailed[PC2]).toBe(10);
+    expect(g.kProofsCompleted[PC2]).toBe(0);
+    g.applyMetrics(metrics(102, { porep_c2: 1600 }, { porep_c2: 1600 })); // +100 and +98 (totals): plausible
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsCompleted[PC2]).toBe(100);
+    g.applyMetrics(metrics(103, { porep_c2: 1600 }, { porep_c2: 1600 + 2500 })); // 2,500 failed in a moment
+    expect(errs.get('implausible')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: 2500 proofs finished in/);
+    expect(g.kProofsFailed[PC2]).toBe(100);
+    g.applyMetrics(metrics(104, { porep_c2: 1600 }, { porep_c2: 1610 }, { totalFailed: 1601 })); // 1610 > 1601 + 8
+    expect(errs.get('implausible')).toBe(2);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: per-kind counters sum past the totals/);
+  });
+
+  test('an answer without totals keeps the last ones: the next answer is judged against them', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 10 }));
+    g.applyMetrics(metrics(101, { porep_c2: 10 }, {}, { totalCompleted: null, totalFailed: null }));
+    g.applyMetrics(metrics(102, { porep_c2: 10 + 2500 }));
+    expect(errs.get('implausible')).toBe(1);
+    expect(g.kProofsCompleted[PC2]).toBe(0);
+  });
+
+  test('failed totals going back alone, uptime rising: a restart', () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(3, { porep_c2: 5 }, { porep_c2: 4 }));
+    g.applyMetrics(metrics(4, { porep_c2: 5 }, { porep_c2: 1 }));
+    expect(errs.get('grpc_restart')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^cuzk restarted \(GetMetrics: uptime 3s -> 4s\)/);
+    expect(g.kProofsFailed[PC2]).toBe(1);
+  });
+
+  test("another daemon: the message gives both uptimes, and says when the counters went back", () => {
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 50 }));
+    g.applyMetrics(metrics(5000, { porep_c2: 60 }));
+    expect(errs.get('grpc_conflict')).toBe(1);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: uptime 100s -> 5000s in \d+\.\ds: not the daemon that answered before/);
+    g.applyMetrics(metrics(90, { porep_c2: 10 }));
+    expect(errs.get('grpc_conflict')).toBe(2);
+    expect(errs.lastMessage).toMatch(/^GetMetrics 127\.0\.0\.1:1: uptime 100s -> 90s in \d+\.\ds with counters going back: not the daemon/);
+  });
+
+  test('onProofDeltas after proofs were already counted: only the new ones', () => {
+    const { g } = surface();
+    const got: number[][] = [];
+    g.onProofDeltas = (d) => got.push(Array.from(d));
+    g.applyMetrics(metrics(100, { porep_c2: 5 }, { porep_c2: 1 }));
+    g.applyMetrics(metrics(101, { porep_c2: 8 }, { porep_c2: 3 }));
+    g.applyMetrics(metrics(102, { porep_c2: 9 }, { porep_c2: 4 }));
+    expect(got).toEqual([[5, 0, 0, 0, 0], [2, 0, 0, 0, 0]]);
+  });
+
+  test('unknown kinds: at most 64 counted across both counters, each once, named in the message', () => {
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
+    const many = (p: string) => Object.fromEntries(Array.from({ length: 40 }, (_, k) => [`${p}_${k}`, 1]));
+    g.applyMetrics(metrics(100, many('c'), many('f')));
+    g.applyMetrics(metrics(101, many('c'), many('f')));
+    expect(errs.get('unknown_proof_kind')).toBe(64);
+    expect(errs.lastMessage).toBe('unknown proof kind folded into "other": "f_23"');
+    const w = lines.map((l) => JSON.parse(l) as { msg: string }).map((r) => r.msg);
+    expect(w[0]).toBe('GetMetrics: folded an unknown proof kind into proof_kind="other": "c_0"');
+  });
+
+  test('per-kind counters going down: the message names the first three', () => {
+    const lines: string[] = [];
+    const { g, errs } = surface('127.0.0.1:1', { lines });
+    const kinds = (v: number) => Object.fromEntries(['porep_c2', 'snap_update', 'window_post', 'winning_post'].map((k) => [k, v]));
+    g.applyMetrics(metrics(100, kinds(5), {}, { totalCompleted: 20 }));
+    g.applyMetrics(metrics(101, kinds(4), {}, { totalCompleted: 20 }));
+    expect(errs.get('implausible')).toBe(1);
+    expect(errs.lastMessage).toBe('GetMetrics 127.0.0.1:1: per-kind counter(s) went down without a restart: "porep_c2", "snap_update", "window_post"');
+    const w = lines.map((l) => JSON.parse(l) as { msg: string }).map((r) => r.msg);
+    expect(w).toEqual(['GetMetrics: per-kind counters went down while uptime and totals did not ("porep_c2", "snap_update", "window_post"): not a restart, nothing counted']);
+  });
+});
+
+describe('issue 23: GetMetrics rate on a scripted monotonic clock', () => {
+  afterEach(() => jest.restoreAllMocks());
+  test('(elapsed + 10 s) x 100 x workers: exactly that many is believed, after 60 s more', () => {
+    let now = 1_000_000_000_000n;
+    jest.spyOn(process.hrtime, 'bigint').mockImplementation(() => now);
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(100, { porep_c2: 0 }, {}, { gpuWorkers: 2 }));
+    g.applyMetrics(metrics(100, { porep_c2: 2000 }, {}, { gpuWorkers: 2 })); // 0 s: (0 + 10) x 100 x 2
+    expect(errs.get('implausible')).toBe(0);
+    now += 60_000_000_000n;
+    g.applyMetrics(metrics(160, { porep_c2: 2000 + 14_000 }, {}, { gpuWorkers: 2 })); // (60 + 10) x 100 x 2
+    expect(errs.get('implausible')).toBe(0);
+    expect(g.kProofsCompleted[PC2]).toBe(16_000);
+    g.applyMetrics(metrics(160, { porep_c2: 16_000 + 2001 }, {}, { gpuWorkers: 2 }));
+    expect(errs.get('implausible')).toBe(1);
+  });
+});
+
+describe('issue 23: reconnecting to a daemon that is down', () => {
+  test('retried soon (within ~100 ms), then backing off: 3 to 7 connection attempts in the 1.5 s after the first', async () => {
+    // A listener that hangs up on every connection: the daemon is not there. The surface is
+    // polled every 20 ms; grpc-js dials again only when the channel's backoff allows.
+    const at: number[] = [];
+    const refuser = net.createServer((c) => {
+      at.push(Date.now());
+      c.destroy();
+    });
+    await new Promise<void>((r) => refuser.listen(0, '127.0.0.1', r));
+    try {
+      const { g, errs } = surface(`127.0.0.1:${(refuser.address() as net.AddressInfo).port}`);
+      const t0 = Date.now();
+      while ((at.length === 0 && Date.now() - t0 < 10_000) || (at.length > 0 && Date.now() - at[0] < 1500)) {
+        await g.pollMetrics();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const n = at.filter((t) => t - at[0] < 1500).length;
+      expect(errs.get('grpc_unavailable')).toBeGreaterThan(0);
+      expect(n).toBeGreaterThanOrEqual(3);
+      expect(n).toBeLessThanOrEqual(7);
+    } finally {
+      refuser.close();
+    }
+  });
+});
+
+describe('issue 23: start() polls each call on its own interval, measured from the start of the last call (fake clock, polls scripted)', () => {
+  afterEach(() => jest.useRealTimers());
+  const T = 1_000_000;
+  /** A surface whose two polls are scripted: each takes `ms` (fake) and records when it started. */
+  function scripted(pollIntervalMs: number, statusIntervalMs: number, ms: { metrics: number; status: number }) {
+    jest.useFakeTimers({ now: T });
+    const g = new GrpcSurface({ address: '127.0.0.1:1', pollIntervalMs, statusIntervalMs, timeoutMs: 5000, maxMessageBytes: 64 * 1024, logger: silentLogger, errors: new ErrorCounts() });
+    const at = { metrics: [] as number[], status: [] as number[], ended: [] as number[] };
+    g.pollMetrics = () => {
+      at.metrics.push(Date.now() - T);
+      return new Promise<void>((r) => setTimeout(() => (at.ended.push(Date.now() - T), r()), ms.metrics));
+    };
+    g.pollStatus = () => {
+      at.status.push(Date.now() - T);
+      return new Promise<void>((r) => setTimeout(r, ms.status));
+    };
+    return { g, at };
+  }
+  /** stop(), the fake clock running until the call in flight has ended. */
+  async function stopNow(g: GrpcSurface): Promise<void> {
+    const p = g.stop();
+    await jest.advanceTimersByTimeAsync(2000);
+    await p;
+  }
+
+  test('GetMetrics every pollIntervalMs (a 250 ms call inside it), GetStatus every statusIntervalMs', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 250, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    expect(at.metrics).toEqual([0, 1000, 2000, 3000]);
+    expect(at.status).toEqual([0]);
+    await stopNow(g);
+    const b = scripted(60_000, 1000, { metrics: 100, status: 250 });
+    b.g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    expect(b.at.metrics).toEqual([0]);
+    expect(b.at.status).toEqual([0, 1000, 2000, 3000]);
+    await stopNow(b.g);
+  });
+
+  test('a call longer than the interval: the next one at once', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 1500, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(3100);
+    // each one when the one before ended (Node's timers give 0 ms as 1 ms)
+    expect(at.metrics).toHaveLength(3);
+    expect(at.metrics[1] - at.metrics[0]).toBeGreaterThanOrEqual(1500);
+    expect(at.metrics[1] - at.metrics[0]).toBeLessThanOrEqual(1501);
+    expect(at.metrics[2] - at.metrics[1]).toBeGreaterThanOrEqual(1500);
+    expect(at.metrics[2] - at.metrics[1]).toBeLessThanOrEqual(1501);
+    await stopNow(g);
+  });
+
+  test('stop() waits for the call in flight, then nothing is polled and no timer is left', async () => {
+    const { g, at } = scripted(1000, 60_000, { metrics: 250, status: 100 });
+    g.start();
+    await jest.advanceTimersByTimeAsync(1100); // GetMetrics' second call in flight (1000-1250), GetStatus waiting for 60 s
+    let stoppedAt = -1;
+    const stopping = g.stop().then(() => (stoppedAt = Date.now() - T));
+    await jest.advanceTimersByTimeAsync(100);
+    expect(stoppedAt).toBe(-1);
+    await jest.advanceTimersByTimeAsync(100);
+    await stopping;
+    expect(stoppedAt).toBe(1250);
+    expect(at.ended).toEqual([250, 1250]);
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(120_000);
+    expect(at.metrics).toEqual([0, 1000]);
+    expect(at.status).toEqual([0]);
   });
 });
