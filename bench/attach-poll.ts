@@ -720,7 +720,9 @@ export function benchTimelineRate(lines: number): TimelineRateResult {
   for (let p = 0; p < text.length; ) {
     let e = text.lastIndexOf('\n', p + 64 * 1024);
     if (e <= p) e = text.length - 1;
-    pieces.push(text.slice(p, e + 1));
+    // Decoded from bytes, as the follower hands them on (buf.toString): a flat string, not a
+    // slice of the whole text (V8 reads a slice's characters through its parent).
+    pieces.push(Buffer.from(text.slice(p, e + 1)).toString('utf8'));
     p = e + 1;
   }
   // Each piece arrives when its last line was written (its offset after the first line's):
