@@ -120,6 +120,32 @@ describe('GetMetrics applied', () => {
     expect(b.g.kProofsCompleted[PC2]).toBe(1);
   });
 
+  test("a restart's first counters are bounded like any growth, over the new uptime: past (uptime + 10 s) x 100 x workers they are the baseline, not counted", () => {
+    // docs/hostile-inputs.md: totals grow <= (elapsed + 10 s) x 100 x workers per answer. A
+    // new process has finished what it reports since it started, so its elapsed time is
+    // its uptime: 2 s with 2 workers bounds it at (2 + 10) x 100 x 2 = 2400 proofs.
+    const { g, errs } = surface();
+    g.applyMetrics(metrics(500, { porep_c2: 20 }));
+    g.applyMetrics(metrics(2, { porep_c2: 2000 }, { snap_update: 401 })); // 2401: a faked restart
+    expect(errs.get('grpc_restart')).toBe(1);
+    expect(errs.get('implausible')).toBe(1);
+    expect(errs.lastMessage).toBe('GetMetrics 127.0.0.1:1: a restarted cuzk claims 2401 proofs finished in its first 2s: taken as its baseline, not counted');
+    expect(counts(g.kProofsCompleted)).toEqual([0, 0, 0, 0, 0]);
+    expect(counts(g.kProofsFailed)).toEqual([0, 0, 0, 0, 0]);
+    // From that baseline on, growth counts as usual.
+    g.applyMetrics(metrics(3, { porep_c2: 2003 }, { snap_update: 402 }));
+    expect(g.kProofsCompleted[PC2]).toBe(3);
+    expect(counts(g.kProofsFailed)).toEqual([0, 1, 0, 0, 0]);
+    // At the bound exactly: a real new process's count, counted in full.
+    const b = surface();
+    b.g.applyMetrics(metrics(500, { porep_c2: 20 }));
+    b.g.applyMetrics(metrics(2, { porep_c2: 2000 }, { snap_update: 400 }));
+    expect(b.errs.get('grpc_restart')).toBe(1);
+    expect(b.errs.get('implausible')).toBe(0);
+    expect(b.g.kProofsCompleted[PC2]).toBe(2000);
+    expect(counts(b.g.kProofsFailed)).toEqual([0, 400, 0, 0, 0]);
+  });
+
   test('refused, nothing applied: per-kind sums past the totals (+8 slack), more proofs than a prover finishes, another uptime', () => {
     const { g, errs } = surface();
     g.applyMetrics(metrics(100, { porep_c2: 10 }, { porep_c2: 1 }, { gpuWorkers: 1 }));

@@ -325,11 +325,22 @@ export class GrpcSurface implements Surface {
     }
     // A per-kind counter going down while uptime and totals did not is no restart: it is
     // counted as implausible in addDeltas, and its high-water mark stays (plausibility.ts).
+    // A new process's counters are what it finished since it started: counted in full, so
+    // they are bounded like any growth (docs/hostile-inputs.md), over its uptime. A claimed
+    // restart with more is taken as the new baseline, nothing counted.
+    let countNew = primed;
     if (restarted) {
       this.fail('grpc_restart', `cuzk restarted (GetMetrics: uptime ${prevUptime}s -> ${m.uptimeSeconds}s); keeping totals, resetting baselines`);
       this.prevCompleted = new Map();
       this.prevFailed = new Map();
       this.gpuNames.clear();
+      const claimed = sum(m.completed) + sum(m.failed);
+      if (claimed > maxProofsIn(m.uptimeSeconds!, this.gpuWorkers)) {
+        countNew = false;
+        const what = `GetMetrics ${this.opts.address}: a restarted cuzk claims ${claimed} proofs finished in its first ${m.uptimeSeconds}s: taken as its baseline, not counted`;
+        this.errors.inc('implausible', what);
+        this.log.log('warn', what);
+      }
     }
     this.lastMetricsHr = nowHr;
     if (totals) this.lastTotals = totals;
@@ -345,8 +356,8 @@ export class GrpcSurface implements Surface {
     this.daemonCounts = { totalCompleted: m.totalCompleted ?? 0, totalFailed: m.totalFailed ?? 0, completed: bySlot(m.completed), failed: bySlot(m.failed) };
     const before = Float64Array.from(this.kProofsCompleted);
     const beforeFailed = Float64Array.from(this.kProofsFailed);
-    this.addDeltas(m.completed, primed, this.prevCompleted ?? new Map(), this.kProofsCompleted, (x) => (this.prevCompleted = x));
-    this.addDeltas(m.failed, primed, this.prevFailed, this.kProofsFailed, (x) => (this.prevFailed = x));
+    this.addDeltas(m.completed, countNew, this.prevCompleted ?? new Map(), this.kProofsCompleted, (x) => (this.prevCompleted = x));
+    this.addDeltas(m.failed, countNew, this.prevFailed, this.kProofsFailed, (x) => (this.prevFailed = x));
     if (this.onProofDeltas) {
       const d = new Float64Array(KIND_SLOTS);
       let any = false;
