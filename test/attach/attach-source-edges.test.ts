@@ -175,6 +175,34 @@ describe('proof counters by difference', () => {
     expect(m.errors.get('implausible')).toBe(0);
   });
 
+  test('growth bounded as GetMetrics\' is: (elapsed + 10 s) x 100 x workers proofs, completed, failed and cancelled together; past it the snapshot is the new baseline', () => {
+    // docs/hostile-inputs.md: 2 workers, 1 s since the last look: at most 2200 proofs ended.
+    const { src, m, warns } = mk();
+    src.applyBody(snap({ uptime: 100, workers: W2, completed: { 'porep-c2': 5 } }, { cancelled: { 'snap-update': 0 } }), T0);
+    src.applyBody(snap({ uptime: 101, workers: W2, completed: { 'porep-c2': 2005 }, failed: { 'porep-c2': 100 } }, { cancelled: { 'snap-update': 100 } }), T0 + S);
+    expect([m.kProofsCompleted[PC2], m.kProofsFailed[PC2], m.kProofsCancelled[SNAP]]).toEqual([2000, 100, 100]); // 2200: at the bound
+    expect(m.errors.get('implausible')).toBe(0);
+    // Cancelled alone one past it: nothing added, and the marks move on.
+    src.applyBody(snap({ uptime: 102, workers: W2, completed: { 'porep-c2': 2005 }, failed: { 'porep-c2': 100 } }, { cancelled: { 'snap-update': 2301 } }), T0 + 2 * S);
+    expect(m.kProofsCancelled[SNAP]).toBe(100);
+    expect(m.errors.get('implausible')).toBe(1);
+    expect(m.errors.lastMessage).toBe(`snapshot from ${URL0}: 2201 proofs ended in 1.0s: not a prover's count (taken as the baseline, nothing added)`);
+    expect(warns()).toContain(`snapshot from ${URL0}: 2201 proofs ended in 1.0s: not a prover's count (taken as the baseline, nothing added)`);
+    src.applyBody(snap({ uptime: 103, workers: W2, completed: { 'porep-c2': 2006 }, failed: { 'porep-c2': 100 } }, { cancelled: { 'snap-update': 2302 } }), T0 + 3 * S);
+    expect([m.kProofsCompleted[PC2], m.kProofsCancelled[SNAP]]).toEqual([2001, 101]);
+    // After a restart the new process's counters are since its start: bounded over its
+    // uptime (2 s: 2400), however long ago the last look was.
+    src.applyBody(snap({ uptime: 2, workers: W2, completed: { 'porep-c2': 2401 } }), T0 + 100 * S);
+    expect(m.errors.get('restart')).toBe(1);
+    expect(m.errors.get('implausible')).toBe(2);
+    expect(m.errors.lastMessage).toBe(`snapshot from ${URL0}: 2401 proofs ended in 2.0s since a restart: not a prover's count (taken as the baseline, nothing added)`);
+    expect(m.kProofsCompleted[PC2]).toBe(2001);
+    const b = mk();
+    b.src.applyBody(snap({ uptime: 1000, workers: W2, completed: { 'porep-c2': 10 } }), T0);
+    b.src.applyBody(snap({ uptime: 2, workers: W2, completed: { 'porep-c2': 2400 } }), T0 + 100 * S);
+    expect([b.m.errors.get('restart'), b.m.errors.get('implausible'), b.m.kProofsCompleted[PC2]]).toEqual([1, 0, 2400]);
+  });
+
   test('a per-kind counter going down on its own: implausible, nothing added, never re-added', () => {
     const { src, m, warns } = mk();
     src.applyBody(snap({ uptime: 100, workers: W2, completed: { 'porep-c2': 5, 'snap-update': 5 } }), T0);

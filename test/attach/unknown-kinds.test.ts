@@ -27,7 +27,10 @@ function body(opts: { jobs: number; jobOffset: number; kinds: number; completedE
     completed[kindName(i)] = opts.completedEach;
     failed[kindName(i)] = 1;
   }
-  return snapshot({ uptime: 100 + opts.completedEach, pipelines, workers: [proving(0, 0, 'job-0', 1, 0.5), idle(1, 0)], completed, failed });
+  // 16 workers: 10,000 proofs ending between two polls a second or so apart is within what
+  // 16 can finish ((elapsed + 10 s) x 100 x workers, docs/hostile-inputs.md), not with 2.
+  const idleWorkers = Array.from({ length: 15 }, (_, i) => idle(i + 1, i % 2));
+  return snapshot({ uptime: 100 + opts.completedEach, pipelines, workers: [proving(0, 0, 'job-0', 1, 0.5), ...idleWorkers], completed, failed });
 }
 
 let daemon: StatusServer;

@@ -141,6 +141,21 @@ export class HighWater {
     return { add, wentDown };
   }
 
+  /** What update(cur, true) would add in all, without updating anything. */
+  pending(cur: Iterable<[string, number]>): number {
+    let sum = 0;
+    let room = this.maxKeys - this.marks.size;
+    for (const [k, n] of cur) {
+      const mark = this.marks.get(k);
+      if (mark === undefined) {
+        if (room <= 0) continue;
+        room--;
+        sum += n;
+      } else if (n > mark) sum += n - mark;
+    }
+    return sum;
+  }
+
   has(k: string): boolean {
     return this.marks.has(k);
   }

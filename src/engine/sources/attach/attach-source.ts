@@ -34,7 +34,7 @@ import { KIND_SLOTS, OTHER_KIND_INDEX, kindIndex } from '../../model/kinds';
 import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
 import type { MetricsSource } from '../source';
 import { GpuInfo, StateModel, Topology } from '../../model/state-model';
-import { capForServing, HighWater, IdentityGuard, jsonShapeBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames } from '../plausibility';
+import { capForServing, HighWater, IdentityGuard, jsonShapeBytes, MAX_JSON_DEPTH, MAX_SNAPSHOT_CONTAINERS, StickyGpuNames, maxProofsIn } from '../plausibility';
 import { CuzkStatus, validateStatus } from '../status-schema';
 import { StaleOptions, StaleStatus } from './status-stale';
 import type { Logger } from '../../../util/logger';
@@ -498,7 +498,8 @@ export class AttachSource implements MetricsSource {
     if (v === 'conflict') {
       throw new PollError('conflict', `snapshot from ${this.opts.url} refused: uptime ${prevUptime}s -> ${daemon.uptime_secs}s${totalsWentDown ? ' with its totals going back' : ''} is neither the same daemon nor a restart`);
     }
-    if (primed && v === 'restart') this.restarted(daemon, nowNs, `uptime ${prevUptime}s -> ${daemon.uptime_secs}s`);
+    const restartedNow = primed && v === 'restart';
+    if (restartedNow) this.restarted(daemon, nowNs, `uptime ${prevUptime}s -> ${daemon.uptime_secs}s`);
     if (totals) this.lastTotals = totals;
     // cuzk's own pipelines carry no outcome: a failed one stays forever with live-looking
     // partitions (status-stale.ts). The model takes the settled copy; the daemon's snapshot
@@ -650,11 +651,29 @@ export class AttachSource implements MetricsSource {
     });
     for (const id of this.started.keys()) if (!this.handles.has(id)) this.started.delete(id);
 
-    // Proof counters by difference of the daemon's cumulative ones.
+    // Proof counters by difference of the daemon's cumulative ones, bounded as GetMetrics'
+    // are (docs/hostile-inputs.md): no more proofs ended than (elapsed + 10 s) x 100 x
+    // workers since the last look, or since its start after a restart. A snapshot claiming
+    // more is taken as the new baseline: counted implausible, nothing added.
     if (s.counters) {
-      this.addDeltas(s.counters.completed_by_kind, this.prevCompleted, m.kProofsCompleted);
-      this.addDeltas(s.counters.failed_by_kind, this.prevFailed, m.kProofsFailed);
-      if (s.counters.cancelled_by_kind) this.addDeltas(s.counters.cancelled_by_kind, this.prevCancelled, m.kProofsCancelled);
+      const c = s.counters;
+      let count = this.primed;
+      if (count) {
+        const grew =
+          this.prevCompleted.pending(Object.entries(c.completed_by_kind)) +
+          this.prevFailed.pending(Object.entries(c.failed_by_kind)) +
+          (c.cancelled_by_kind ? this.prevCancelled.pending(Object.entries(c.cancelled_by_kind)) : 0);
+        const elapsedS = restartedNow ? daemon.uptime_secs : Math.max(0, (nowNs - this.lastGoodNs) / 1e9);
+        if (grew > maxProofsIn(elapsedS, s.gpu_workers.length)) {
+          count = false;
+          const what = `snapshot from ${this.opts.url}: ${grew} proofs ended in ${elapsedS.toFixed(1)}s${restartedNow ? ' since a restart' : ''}: not a prover's count (taken as the baseline, nothing added)`;
+          this.errors.inc('implausible', what);
+          this.log('warn', what);
+        }
+      }
+      this.addDeltas(c.completed_by_kind, this.prevCompleted, m.kProofsCompleted, count);
+      this.addDeltas(c.failed_by_kind, this.prevFailed, m.kProofsFailed, count);
+      if (c.cancelled_by_kind) this.addDeltas(c.cancelled_by_kind, this.prevCancelled, m.kProofsCancelled, count);
     }
     // Failed proofs cuzk's /status does not count (it counts the PoRep self-check only).
     for (let k = 0; k < KIND_SLOTS; k++) {
@@ -673,9 +692,10 @@ export class AttachSource implements MetricsSource {
    * down on its own is not a restart: nothing is added (its high-water mark stays, so it is
    * never re-added when it comes back) and it is counted as implausible.
    */
-  private addDeltas(cur: Record<string, number>, prev: HighWater, into: Float64Array): void {
-    const { add, wentDown } = prev.update(Object.entries(cur), this.primed);
-    for (const [kind, d] of add) into[this.kindSlot(kind)] += d;
+  private addDeltas(cur: Record<string, number>, prev: HighWater, into: Float64Array, count: boolean): void {
+    // Not counting (a baseline): the marks move on, nothing is added.
+    const { add, wentDown } = prev.update(Object.entries(cur), count);
+    if (count) for (const [kind, d] of add) into[this.kindSlot(kind)] += d;
     if (wentDown.length > 0) {
       this.errors.inc('implausible', `snapshot from ${this.opts.url}: per-kind counter(s) went down without a restart: ${wentDown.slice(0, 3).map(quoteKind).join(', ')}`);
       this.log('warn', `per-kind counters went down while uptime and totals did not (${wentDown.slice(0, 3).map(quoteKind).join(', ')}): not a restart, nothing counted`);
