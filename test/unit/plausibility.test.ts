@@ -384,3 +384,34 @@ describe('capForServing (beyond test/unit/cap-for-serving.test.ts)', () => {
     expect(capForServing(ws2).dropped).toEqual(['unknown field gpu_workers[0].zz (2002 bytes)']);
   });
 });
+
+// issue 23: the survivors of the first mutation run.
+describe('edges (issue 23)', () => {
+  test('a previous uptime of 0 is an uptime: a jump from it is judged like any other', () => {
+    expect(uptimeVerdict(0, 100, 0)).toBe('conflict');
+    expect(uptimeVerdict(0, 3, 0)).toBe('same');
+    const g = new IdentityGuard();
+    expect(g.check(0, 0)).toBe('first');
+    expect(g.check(0.5, 1 * S)).toBe('same');
+    expect(g.check(500, 2 * S)).toBe('conflict');
+  });
+  test('entries of the lists that are not objects (a long string, an array, null) are re-served as they are', () => {
+    const long = 'x'.repeat(20_000);
+    const s = {
+      uptime_secs: 1,
+      pipelines: [long, [long], null, { job_id: 'a', partitions: [long, [long], null] }],
+      gpu_workers: [long, [long]],
+      gpus: [[long], long],
+    } as unknown as CuzkStatus;
+    const r = capForServing(s);
+    expect(r.dropped).toEqual([]);
+    expect(r.body).toBe(s);
+  });
+  test('a copy\'s fields are plain data fields, as JSON.parse makes them (writable, enumerable, configurable)', () => {
+    const s = { uptime_secs: 1, pipelines: [], gpu_workers: [], a: 1, junk: 'x'.repeat(2000), b: 2 } as unknown as CuzkStatus;
+    const body = capForServing(s).body;
+    for (const k of ['uptime_secs', 'pipelines', 'gpu_workers', 'a', 'b']) {
+      expect([k, Object.getOwnPropertyDescriptor(body, k)]).toEqual([k, { value: (s as unknown as Record<string, unknown>)[k], writable: true, enumerable: true, configurable: true }]);
+    }
+  });
+});

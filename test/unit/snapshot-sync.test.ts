@@ -117,21 +117,21 @@ describe('viewFromStatus', () => {
     expect(p.handle).toBe(1);
     expect(p.kind).toBe(KIND);
     expect(p.priority).toBe(0);
-    expect([...p.states]).toEqual([PART_PENDING, PART_SYNTHESIZING, PART_SYNTH_DONE, PART_GPU, PART_FINALIZING, PART_DONE, PART_FAILED, PART_SYNTH_DONE]);
-    expect([...p.synthMs]).toEqual([null, 5, 6, 6, 6, 6, 6, 1]);
-    expect([...p.gpuMs]).toEqual([null, null, null, 2, 3, 4, null, null]);
-    expect([...p.abandoned!]).toEqual([false, false, false, false, false, false, true, false]);
+    expect(Array.from(p.states)).toEqual([PART_PENDING, PART_SYNTHESIZING, PART_SYNTH_DONE, PART_GPU, PART_FINALIZING, PART_DONE, PART_FAILED, PART_SYNTH_DONE]);
+    expect(Array.from(p.synthMs)).toEqual([null, 5, 6, 6, 6, 6, 6, 1]);
+    expect(Array.from(p.gpuMs)).toEqual([null, null, null, 2, 3, 4, null, null]);
+    expect(Array.from(p.abandoned!)).toEqual([false, false, false, false, false, false, true, false]);
     expect(p.outcome).toBeNull();
     expect(p.finSinceNs).toBeUndefined(); // another clock: never read
   });
   test('finalizing_since_ns only on the native clock, only a finite non-negative number', () => {
     const s = status({ j2: [P('gpu', 1, 1, { finalizing: true, finalizing_since_ns: 5 }), P('gpu', 1, 1, { finalizing_since_ns: -1 }), P('gpu', 1, 1, { finalizing_since_ns: '5' }), P('gpu', 1, 1, { finalizing_since_ns: 0 }), P('gpu', 1, 1)] });
-    expect([...viewFromStatus(s, mapping(0, true)).pipelines[0].finSinceNs!]).toEqual([5, null, null, 0, null]);
+    expect(Array.from(viewFromStatus(s, mapping(0, true)).pipelines[0].finSinceNs!)).toEqual([5, null, null, 0, null]);
     const inf = status({ j2: [P('gpu', 1, 1, { finalizing_since_ns: Infinity })] });
-    expect([...viewFromStatus(inf, mapping(0, true)).pipelines[0].finSinceNs!]).toEqual([null]);
+    expect(Array.from(viewFromStatus(inf, mapping(0, true)).pipelines[0].finSinceNs!)).toEqual([null]);
     // useBusySinceNs absent: on (the native engine's default)
     const m = { ...mapping(0), useBusySinceNs: undefined };
-    expect([...viewFromStatus(s, m).pipelines[0].finSinceNs!]).toEqual([5, null, null, 0, null]);
+    expect(Array.from(viewFromStatus(s, m).pipelines[0].finSinceNs!)).toEqual([5, null, null, 0, null]);
   });
   test('outcome: the field when given, else all partitions ended (failed if any failed), else running', () => {
     const o = (parts: Array<ReturnType<typeof P>>, outcome?: string) => viewFromStatus(status({ j1: parts }, [], {}, outcome === undefined ? {} : { j1: { outcome } }), mapping(0)).pipelines[0].outcome;
@@ -205,7 +205,7 @@ describe('viewFromStatus', () => {
     expect(v.queueDepthByKind[KIND]).toBe(3);
     expect(v.queueDepthByKind[OTHER_KIND_INDEX]).toBe(6);
     const e = viewFromStatus(status({}), mapping(0));
-    expect([e.memoryUsedBytes, e.synthesisActive, [...e.queueDepthByKind].every((x) => x === 0)]).toEqual([0, 0, true]);
+    expect([e.memoryUsedBytes, e.synthesisActive, Array.from(e.queueDepthByKind).every((x) => x === 0)]).toEqual([0, 0, true]);
   });
 });
 

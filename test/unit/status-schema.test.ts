@@ -126,7 +126,7 @@ describe('sections', () => {
     expect(ok(snap({ synthesis: { max_concurrent: 0, active: 0, junk: 1 } })).status.synthesis).toEqual({ max_concurrent: 0, active: 0 });
   });
   test('counters: every field checked; by-kind maps of counts with bounded keys; the optional maps checked when present', () => {
-    const bad: Any[] = [
+    const bad: unknown[] = [
       'x',
       counters({ total_completed: -1 }),
       counters({ total_failed: 1.5 }),
