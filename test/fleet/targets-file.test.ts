@@ -124,3 +124,113 @@ test('sameSurfaces: labels may differ, surfaces may not', () => {
   expect(sameSurfaces(a, b)).toBe(true);
   expect(sameSurfaces(a, c)).toBe(false);
 });
+
+describe('edges of each rule (issue 23)', () => {
+  const refused = (text: string): string => {
+    try {
+      parse(text);
+    } catch (e) {
+      expect(e).toBeInstanceOf(TargetsFileError);
+      return (e as Error).message.slice(`targets file ${file()}: `.length);
+    }
+    throw new Error('accepted');
+  };
+  const one = (body: string) => `targets:\n  - name: a\n${body}`;
+
+  test('names: 128 characters taken, 129 refused (the message cuts the name at 140); a name that is not a string', () => {
+    const n128 = 'n'.repeat(128);
+    expect(parse(`targets:\n  - {name: ${n128}, grpc_address: "1.2.3.4:9820"}\n`)[0].name).toBe(n128);
+    expect(refused(`targets:\n  - {name: ${'n'.repeat(129)}, grpc_address: "1.2.3.4:9820"}\n`)).toBe(`targets[0]: name "${'n'.repeat(129)}" must be 1-128 letters, digits and ._:- starting with a letter or digit`);
+    expect(refused(`targets:\n  - {name: ${'n'.repeat(200)}, grpc_address: "1.2.3.4:9820"}\n`)).toContain(`"${'n'.repeat(140)}"`);
+    expect(refused('targets:\n  - {name: 17, grpc_address: "1.2.3.4:9820"}\n')).toBe('targets[0] needs a name (a string)');
+    expect(refused('targets:\n  - {name: -a, grpc_address: "1.2.3.4:9820"}\n')).toMatch(/^targets\[0\]: name "-a" must be/);
+    expect(refused('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820"}\n  - {name: b}\n')).toMatch(/^target "b": give at least one surface/);
+  });
+  test('the whole messages of the top-level rules', () => {
+    expect(refused('- a\n')).toBe('the top level must be a mapping with a "targets" list');
+    expect(refused('targets: []\nx: 1\n')).toBe('unknown key "x" at the top level (allowed: targets)');
+    expect(refused('targets:\n')).toBe('"targets" must be a list of targets (each with a name and at least one surface)');
+    expect(refused('targets: [5]\n')).toBe('targets[0] must be a mapping (name, labels, grpc_address, status_url, timeline_file or timeline_command)');
+    expect(refused('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820"}\n  - {name: a, status_url: "http://x/status"}\n')).toBe('target "a" is listed twice (names are the instance label: they must be unique)');
+    expect(refused(one('    grpc_adress: x\n'))).toBe('target "a": unknown key "grpc_adress" (allowed: name, labels, grpc_address, status_url, timeline_file, timeline_command)');
+    expect(refused(one('    labels: {r: x}\n'))).toBe('target "a": give at least one surface: grpc_address (cuzk\'s [daemon] listen), timeline_file or timeline_command (its log), status_url (its status_listen)');
+    expect(refused('[[[[' + '['.repeat(5000) + ']'.repeat(5004))).toMatch(/^not valid YAML: /);
+  });
+  test('surface strings: null is absent, blank is refused; any http(s) URL with a host', () => {
+    expect(parse(one('    grpc_address: null\n    status_url: https://h:1/status\n'))[0]).toEqual({ name: 'a', labels: {}, statusUrl: 'https://h:1/status' });
+    expect(refused(one('    grpc_address: "  "\n'))).toBe('target "a": grpc_address must be a non-empty string');
+    expect(refused(one('    grpc_address: 5\n'))).toBe('target "a": grpc_address must be a non-empty string');
+    expect(refused(one('    status_url: "not a url"\n'))).toBe('target "a": status_url "not a url" is not an http:// or https:// URL (for example http://10.0.0.17:9821/status)');
+    expect(refused(one('    status_url: "file:///x"\n'))).toMatch(/status_url "file:\/\/\/x" is not an http/);
+    expect(refused(one('    grpc_address: http://x:1\n'))).toMatch(/^target "a": grpc_address "http:\/\/x:1"/);
+  });
+  test('timeline_file: an existing file or one not there yet in an existing folder; null is absent', () => {
+    const log = path.join(dir, 'exists.log');
+    fs.writeFileSync(log, '');
+    expect(parse(one(`    timeline_file: ${log}\n`))[0].timelineFile).toBe(log);
+    expect(parse(one('    timeline_file: later.log\n'))[0].timelineFile).toBe(path.join(dir, 'later.log'));
+    expect(parse(one('    timeline_file: null\n    timeline_command: null\n    grpc_address: "1.2.3.4:1"\n'))[0]).toEqual({ name: 'a', labels: {}, grpcAddress: '1.2.3.4:1' });
+    expect(refused(one('    timeline_file: "-"\n'))).toBe('target "a": timeline_file "-" (standard input) cannot feed a fleet: use timeline_command, e.g. [journalctl, -fu, cuzk, -o, cat, --lines=0]');
+    expect(refused(one(`    timeline_file: ${dir}\n`))).toBe(`target "a": timeline_file "${dir}" is a directory, not cuzk's log file`);
+    expect(refused(one('    timeline_file: /nonexistent-dir-cuzk/x.log\n'))).toBe('target "a": timeline_file "/nonexistent-dir-cuzk/x.log": folder /nonexistent-dir-cuzk does not exist');
+    expect(refused(one(`    timeline_file: ${log}\n    timeline_command: [sh]\n`))).toBe('target "a": give timeline_file or timeline_command, not both');
+  });
+  test('timeline_command: numbers are arguments; 64 arguments of 4096 characters at most; no NUL; the program not empty and executable', () => {
+    expect(parse(one('    timeline_command: [sh, -c, 5]\n'))[0].timelineCommand).toEqual(['sh', '-c', '5']);
+    const args = (n: number) => `[sh${', x'.repeat(n - 1)}]`;
+    expect(parse(one(`    timeline_command: ${args(64)}\n`))[0].timelineCommand).toHaveLength(64);
+    expect(refused(one(`    timeline_command: ${args(65)}\n`))).toBe('target "a": timeline_command has 65 arguments: at most 64');
+    expect(parse(one(`    timeline_command: [sh, ${'y'.repeat(4096)}]\n`))[0].timelineCommand![1]).toHaveLength(4096);
+    expect(refused(one(`    timeline_command: [sh, ${'y'.repeat(4097)}]\n`))).toBe('target "a": timeline_command[1] is longer than 4096 characters');
+    expect(refused(one('    timeline_command: [sh, "a\\0b"]\n'))).toBe('target "a": timeline_command[1] contains a NUL character');
+    expect(refused(one('    timeline_command: ["", x]\n'))).toBe('target "a": timeline_command[0] (the program) is empty');
+    expect(refused(one('    timeline_command: [/nonexistent-cuzk/prog]\n'))).toBe('target "a": timeline_command program "/nonexistent-cuzk/prog" is not an executable file');
+    expect(refused(one('    timeline_command: [no-such-program-cuzk]\n'))).toBe('target "a": timeline_command program "no-such-program-cuzk" is not an executable found in PATH');
+    expect(refused(one('    timeline_command: "ssh x"\n'))).toBe('target "a": timeline_command must be a list (argv, run without a shell), e.g. [ssh, gpu-17, journalctl, -fu, cuzk, -o, cat, --lines=0]');
+    expect(refused(one('    timeline_command: {a: 1}\n'))).toBe('target "a": timeline_command must be a non-empty list (argv, run without a shell)');
+    expect(refused(one('    timeline_command: [sh, [x]]\n'))).toBe('target "a": timeline_command[1] must be a string');
+  });
+  test('labels: 32 taken, values up to 1024 characters; the messages', () => {
+    const labels = (n: number) => JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`l${i}`, 'x'])));
+    expect(Object.keys(parse(one(`    grpc_address: "1.2.3.4:1"\n    labels: ${labels(32)}\n`))[0].labels)).toHaveLength(32);
+    expect(refused(one(`    grpc_address: "1.2.3.4:1"\n    labels: ${labels(33)}\n`))).toBe('target "a": 33 labels: at most 32');
+    expect(parse(one(`    grpc_address: "1.2.3.4:1"\n    labels: {r: ${'v'.repeat(1024)}}\n`))[0].labels.r).toHaveLength(1024);
+    expect(refused(one(`    grpc_address: "1.2.3.4:1"\n    labels: {r: ${'v'.repeat(1025)}}\n`))).toBe('target "a": label "r" is longer than 1024 characters');
+    expect(refused(one('    grpc_address: "1.2.3.4:1"\n    labels: {job: x}\n'))).toBe('target "a": label "job" is reserved (Prometheus\' own, or a label the exporter\'s series carry)');
+    expect(refused(one('    grpc_address: "1.2.3.4:1"\n    labels: {"1a": x}\n'))).toBe('target "a": label name "1a" is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)');
+    expect(refused(one(`    grpc_address: "1.2.3.4:1"\n    labels: {"${'-'.repeat(70)}": x}\n`))).toBe(`target "a": label name "${'-'.repeat(64)}" is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)`);
+    expect(refused(one('    grpc_address: "1.2.3.4:1"\n    labels: "r"\n'))).toBe('target "a": labels must be a mapping of label names to strings');
+    expect(refused(one(`    grpc_address: "1.2.3.4:1"\n    labels: {r: [${'1,'.repeat(40)}1]}\n`))).toBe(`target "a": label "r" must be a string (quote it: "${Array(41).fill('1').join(',').slice(0, 64)}")`);
+    expect(parse(one('    grpc_address: "1.2.3.4:1"\n    labels: {_a: x, B_1: y}\n'))[0].labels).toEqual({ _a: 'x', B_1: 'y' });
+    expect(parse(one('    grpc_address: "1.2.3.4:1"\n    labels: null\n'))[0].labels).toEqual({});
+  });
+  test('loadTargetsFile: a file of exactly 1 MiB is read; the messages', () => {
+    const text = 'targets: []\n#';
+    fs.writeFileSync(file(), text + 'x'.repeat(1024 * 1024 - text.length));
+    expect(loadTargetsFile(file())).toEqual([]);
+    expect(() => loadTargetsFile(dir)).toThrow(new TargetsFileError(`targets file ${dir} is a directory`));
+    fs.writeFileSync(file(), text + 'x'.repeat(1024 * 1024));
+    expect(() => loadTargetsFile(file())).toThrow(new TargetsFileError(`targets file ${file()}: larger than 1 MiB`));
+  });
+  test('findExecutable: empty PATH entries skipped, a folder is not a program, no PATH at all', () => {
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin, { recursive: true });
+    fs.mkdirSync(path.join(bin, 'adir'), { recursive: true });
+    fs.writeFileSync(path.join(bin, 'prog'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(findExecutable('prog', { PATH: `${path.delimiter}/nonexistent${path.delimiter}${bin}` })).toBe(path.join(bin, 'prog'));
+    expect(findExecutable('adir', { PATH: bin })).toBeNull();
+    expect(findExecutable(path.join(bin, 'adir'))).toBeNull();
+    expect(findExecutable('prog', {})).toBeNull();
+    expect(findExecutable('prog', { PATH: '' })).toBeNull();
+  });
+  test('sameSurfaces compares the name and every surface', () => {
+    const base = { name: 'a', labels: {}, grpcAddress: 'g', statusUrl: 'u', timelineFile: 'f', timelineCommand: ['x', 'y'] };
+    expect(sameSurfaces(base, { ...base, labels: { r: '1' } })).toBe(true);
+    expect(sameSurfaces(base, { ...base, timelineCommand: ['x', 'y'] })).toBe(true);
+    for (const d of [{ name: 'b' }, { grpcAddress: 'h' }, { statusUrl: 'v' }, { timelineFile: 'e' }, { timelineCommand: ['x'] }, { timelineCommand: undefined }]) {
+      expect([d, sameSurfaces(base, { ...base, ...d })]).toEqual([d, false]);
+    }
+    const bare = { name: 'a', labels: {} };
+    expect(sameSurfaces(bare, { ...bare })).toBe(true);
+  });
+});

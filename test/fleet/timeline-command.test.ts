@@ -134,3 +134,38 @@ test('a process left holding the pipe (a backgrounded child) does not keep the e
     }
   }
 });
+
+test('display: plain arguments as they are, others JSON-quoted (issue 23)', () => {
+  const c = new TimelineCommand({ argv: ['ssh', 'gpu-17', 'journalctl', '-fu', 'cuzk', '--lines=0', 'a b', 'x"y', '', 'u@h:%+=,./-'], target: 't', logger: silentLogger, onFailure: () => undefined, onState: () => undefined });
+  expect(c.display).toBe('ssh gpu-17 journalctl -fu cuzk --lines=0 "a b" "x\\"y" "" u@h:%+=,./-');
+  expect([c.failures, c.starts, c.running, c.backoffMs, c.lastFailure]).toEqual([0, 0, false, 0, null]);
+});
+
+test('a program that spawn refuses at once (a NUL in an argument) is counted like an exit, with the minimum back-off (issue 23)', async () => {
+  const r = start([NODE, 'a\0b'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  await waitFor('the failure', () => r.failures.length >= 1);
+  expect(r.failures[0].msg).toMatch(/^timeline command of target t \(.*\) could not start \(.*\); restarting in 60s$/);
+  expect(r.failures[0].backoff).toBe(60_000);
+  expect(r.cmd.lastFailure).toBe(r.failures[0].msg);
+  expect([r.cmd.starts, r.cmd.failures, r.cmd.running]).toEqual([1, 1, false]);
+  expect(r.states).toEqual([false]);
+  // stop() cancels the pending restart: no second start
+  await r.cmd.stop();
+  expect(r.cmd.starts).toBe(1);
+});
+
+test('the defaults: 1 s back-off doubling; starts counted; the running state and back-off reset while it runs (issue 23)', async () => {
+  const failures: number[] = [];
+  const states: Array<[boolean, string]> = [];
+  const cmd = new TimelineCommand({ argv: [NODE, '-e', 'console.log("up"); setTimeout(() => process.exit(2), 50)'], target: 'd', logger: silentLogger, onFailure: () => failures.push(cmd.backoffMs), onState: (r, m) => states.push([r, m]) });
+  running.push(cmd);
+  cmd.start();
+  await waitFor('running', () => cmd.running);
+  expect(cmd.backoffMs).toBe(0);
+  expect(states[0]).toEqual([true, `timeline command of target d running (${cmd.display})`]);
+  await waitFor('the exit', () => failures.length >= 1);
+  expect(failures).toEqual([1000]);
+  expect(cmd.starts).toBe(1);
+  expect(cmd.running).toBe(false);
+  await cmd.stop();
+});

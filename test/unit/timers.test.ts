@@ -85,3 +85,79 @@ test('ownTimers: a plain interval, stopped by what it returns', () => {
   jest.advanceTimersByTime(500);
   expect(n).toBe(2);
 });
+
+// issue 23: the survivors of the first mutation run.
+test('stopping a callback twice releases its hold on the process once: another callback still keeping it alive keeps it', () => {
+  const t = new SharedTimers();
+  const timer = () => (t as unknown as { groups: Map<number, { timer: NodeJS.Timeout }> }).groups.get(100)!.timer;
+  const a = t.every(100, () => undefined);
+  const b = t.every(100, () => undefined);
+  expect(timer().hasRef()).toBe(true);
+  a();
+  expect(timer().hasRef()).toBe(true);
+  a();
+  expect(timer().hasRef()).toBe(true);
+  b();
+  expect(t.periods).toEqual([]);
+});
+
+test('stop() forgets every period; a registration from before it, stopped later, does not take a newer one of the same period with it', () => {
+  const t = new SharedTimers();
+  let n = 0;
+  const old = t.every(100, () => undefined);
+  t.stop();
+  expect(t.periods).toEqual([]);
+  expect(jest.getTimerCount()).toBe(0);
+  const fresh = t.every(100, () => n++);
+  old();
+  expect(t.periods).toEqual([100]);
+  jest.advanceTimersByTime(100);
+  expect(n).toBe(1);
+  fresh();
+  expect(t.periods).toEqual([]);
+  expect(jest.getTimerCount()).toBe(0);
+});
+
+test('by default a throwing callback\'s error is thrown again on its own, after the other callbacks ran (uncaught, as with a timer of one\'s own)', () => {
+  const t = new SharedTimers();
+  const ran: string[] = [];
+  t.every(100, () => {
+    throw new Error('boom');
+  });
+  t.every(100, () => ran.push('after'));
+  const later: Array<() => void> = [];
+  const spy = jest.spyOn(global, 'setImmediate').mockImplementation(((fn: () => void) => {
+    later.push(fn);
+    return {} as NodeJS.Immediate;
+  }) as unknown as typeof setImmediate);
+  try {
+    jest.advanceTimersByTime(100);
+  } finally {
+    spy.mockRestore();
+  }
+  expect(ran).toEqual(['after']);
+  expect(later).toHaveLength(1);
+  expect(later[0]).toThrow('boom');
+  t.stop();
+});
+
+test('ownTimers keeps the process alive unless asked not to', () => {
+  const made: NodeJS.Timeout[] = [];
+  const real = global.setInterval;
+  const spy = jest.spyOn(global, 'setInterval').mockImplementation(((fn: () => void, ms: number) => {
+    const h = (real as unknown as (f: () => void, m: number) => NodeJS.Timeout)(fn, ms);
+    made.push(h);
+    return h;
+  }) as unknown as typeof setInterval);
+  try {
+    const s1 = ownTimers(50, () => undefined, { unref: true });
+    const s2 = ownTimers(50, () => undefined);
+    const s3 = ownTimers(50, () => undefined, {});
+    expect(made.map((h) => h.hasRef())).toEqual([false, true, true]);
+    s1();
+    s2();
+    s3();
+  } finally {
+    spy.mockRestore();
+  }
+});

@@ -86,7 +86,11 @@ export class FleetTarget<E extends TargetExporter = TargetExporter> {
           // Counted here; logged once, by the surface (setTimelineFeed).
           onFailure: (msg) => this.source.model.errors.inc(TIMELINE_COMMAND_ERROR, msg),
           onState: (running, msg) => setTimelineFeed(this.source, running, msg),
-          ...opts.commandBackoff,
+          // (TimelineCommand names them minBackoffMs / maxBackoffMs: spreading commandBackoff
+          // as it is set neither, and every command backed off from the 1 s default)
+          minBackoffMs: opts.commandBackoff?.minMs,
+          maxBackoffMs: opts.commandBackoff?.maxMs,
+          stableMs: opts.commandBackoff?.stableMs,
         })
       : null;
     this.source = new MergedAttachSource({
