@@ -199,3 +199,69 @@ describe('skipped parts: each counted with its own text; one line names the firs
     expect(warns()).toContain(`not re-serving oversized fields of the snapshot: ${four.slice(0, 3).join('; ')} (+1 more)`);
   });
 });
+
+describe('apply: what the rest of the resumed run left', () => {
+  test('a snapshot without counters forgets no totals: totals going down after it are still a restart', () => {
+    const { src, errors } = mk();
+    src.applyBody(snapshot({ uptime: 2, workers: W2, completed: { 'porep-c2': 10 } }), T0);
+    const noCounters = snapshot({ uptime: 3, workers: W2 });
+    delete noCounters.counters;
+    src.applyBody(noCounters, T0 + S);
+    expect(errors.get('bad_field')).toBe(1);
+    // Uptime 4, 10 s after the first look, total completed 10 -> 5: a new process (header: totals going down).
+    src.applyBody(snapshot({ uptime: 4, workers: W2, completed: { 'porep-c2': 5 } }), T0 + 10 * S);
+    expect(errors.get('restart')).toBe(1);
+  });
+
+  test('a failed job is inferred only where that job itself says no outcome, whatever the order of the list', () => {
+    const failedJob = (id: string, kind: string, outcome?: string) => {
+      const p = pipeline(id, kind, [['failed', 100, null], ['pending', null, null]]) as unknown as Record<string, unknown>;
+      if (outcome) p.outcome = outcome;
+      return p as unknown as ReturnType<typeof pipeline>;
+    };
+    for (const told of [true, false]) {
+      const { src, m } = mk();
+      src.applyBody(snapshot({ uptime: 100, workers: W2 }), T0);
+      const jobs = [failedJob('silent', 'snap-update'), failedJob('told', 'porep-c2', 'failed')];
+      src.applyBody(snapshot({ uptime: 101, workers: W2, pipelines: told ? jobs.reverse() : jobs }), T0 + S);
+      expect([src.kInferredFailed[SNAP], src.kInferredFailed[PC2]]).toEqual([1, 0]);
+      expect(m.kProofsFailed[SNAP]).toBe(1);
+    }
+  });
+
+  test('GPUs in ordinal order whatever the workers’ order; an attached cuzk reports no GPU-lock events', () => {
+    const { src, m } = mk();
+    // Worker ids in one order, their GPUs in another: 0 on GPU 2, 1 on GPU 0, 2 on GPU 3, 3 on GPU 1.
+    src.applyBody(snapshot({ uptime: 100, workers: [idle(0, 2), idle(1, 0), idle(2, 3), idle(3, 1)] }), T0);
+    expect(m.topology.gpus.map((g) => g.ordinal)).toEqual([0, 1, 2, 3]);
+    expect(m.topology.workers.map((w) => [w.id, w.gpu])).toEqual([[0, 2], [1, 0], [2, 3], [3, 1]]);
+    // state-model.ts Topology.lockEvents: "an attached cuzk does not".
+    expect(m.topology.lockEvents).toBe(false);
+  });
+
+  test('a job id registered again with more partitions: a later partition back from done is a new registration again', () => {
+    const { src, m } = mk();
+    src.applyBody(snapshot({ uptime: 100, workers: W2 }), T0);
+    src.applyBody(snapshot({ uptime: 101, workers: W2, pipelines: [pipeline('J', 'porep-c2', [['pending', null, null]])] }), T0 + S);
+    const h1 = [...m.jobs.keys()];
+    // The id again, now with two partitions, the second done.
+    src.applyBody(snapshot({ uptime: 102, workers: W2, pipelines: [pipeline('J', 'porep-c2', [['pending', null, null], ['done', 10, 20]])] }), T0 + 2 * S);
+    const h2 = [...m.jobs.keys()];
+    // Its second partition back from done: registered again (cuzk's register_job replaces the JobState).
+    src.applyBody(snapshot({ uptime: 103, workers: W2, pipelines: [pipeline('J', 'porep-c2', [['pending', null, null], ['pending', null, null]])] }), T0 + 3 * S);
+    const h3 = [...m.jobs.keys()];
+    expect(h1).toHaveLength(1);
+    expect(h3).toHaveLength(1);
+    expect(h3[0]).not.toBe(h2[0]);
+    expect(src.jobId(h3[0])).toBe('J');
+    expect(src.jobId(h2[0])).toBeUndefined();
+  });
+
+  test('an unknown counter key is counted with its name; exactly three named in the log, no (+0 more)', () => {
+    const { src, counted, warns } = mk();
+    src.applyBody(snapshot({ uptime: 100, workers: W2 }), T0);
+    src.applyBody(snapshot({ uptime: 101, workers: W2, completed: { 'zk-a': 1, 'zk-b': 1, 'zk-c': 1 } }), T0 + S);
+    expect(counted('unknown_proof_kind')).toEqual(['unknown proof kind folded into "other": "zk-a"', 'unknown proof kind folded into "other": "zk-b"', 'unknown proof kind folded into "other": "zk-c"']);
+    expect(warns().at(-1)).toBe('folded 3 unknown proof kinds into proof_kind="other": "zk-a", "zk-b", "zk-c"');
+  });
+});
