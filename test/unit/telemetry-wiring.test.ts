@@ -131,3 +131,15 @@ test('after shutdown a scrape fails (the provider and its readers are shut down)
   await t.shutdown();
   await expect(t.scrape()).rejects.toThrow();
 });
+
+test('exemplars carry the source\'s job ids and the given wall clock', async () => {
+  let t!: Telemetry;
+  goldenSource((s) => {
+    (s as unknown as { jobId(h: number): string | undefined }).jobId = (h) => `job-${h}`;
+    t = new Telemetry(s, { version: 'v', logger: logged().logger, wallClockMs: () => Date.UTC(2026, 0, 2) });
+  });
+  made.push(t);
+  const om = await t.scrape('openmetrics');
+  expect(om).toMatch(/ # \{job_id="job-\d+"/);
+  expect(om).toMatch(/ # \{[^}]*\} \S+ 1767312000(\.0+)?\n/);
+});
