@@ -7,6 +7,9 @@
 import bcrypt from 'bcryptjs';
 import { BcryptPool } from '../../src/exporter/bcrypt-pool';
 
+// A mutant that leaves something waiting fails here in 10 s, not at Stryker's ~30 s timeout.
+jest.setTimeout(10_000);
+
 const H_A = bcrypt.hashSync('alpha', 4);
 const H_B = bcrypt.hashSync('beta', 4);
 const SLOW = bcrypt.hashSync('gamma', 10);

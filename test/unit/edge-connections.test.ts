@@ -19,6 +19,9 @@ import { loadWebConfig, TlsSettings, WebConfigHolder } from '../../src/exporter/
 import { createLogger } from '../../src/util/logger';
 import { Pki } from '../hostile/pki';
 
+// A mutant that leaves something waiting fails here in 10 s, not at Stryker's ~30 s timeout.
+jest.setTimeout(10_000);
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-edge-'));
 const pki = new Pki(path.join(dir, 'pki'));
 const srv = pki.issue('server', ['DNS:localhost', 'IP:127.0.0.1']);
@@ -326,6 +329,16 @@ describe('the connection cap', () => {
     for (const s of socks) s.sock.destroy();
   });
 
+  test('EMFILE with 37 connections: the reserve is an eighth, rounded up (5), when that is over 4', async () => {
+    const r = await start({ maxConnections: 100 });
+    const socks: Raw[] = [];
+    for (let i = 0; i < 37; i++) socks.push(await connect(r.port));
+    await until('37 open', () => r.edge.stats().open === 37);
+    r.edge.server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }));
+    expect(r.edge.stats().open).toBe(32);
+    for (const s of socks) s.sock.destroy();
+  });
+
   test('EMFILE with few connections: the cap never goes below 1', async () => {
     const r = await start({ maxConnections: 100 });
     const a = await connect(r.port);
@@ -458,6 +471,19 @@ describe('TLS', () => {
     }
   });
 
+  test('NoClientCert: no client certificate is asked for, even from a client that has one', async () => {
+    const seen: unknown[] = [];
+    const r = await start({
+      yaml: tlsYaml(),
+      handler: (req, res) => {
+        seen.push((req.socket as tls.TLSSocket).getPeerCertificate());
+        res.end('ok');
+      },
+    });
+    expect((await tlsGet(r.port, clientOpts())).status).toBe(200);
+    expect(seen).toEqual([{}]);
+  });
+
   test('RequireAnyClientCert: no certificate, no HTTP (the connection closes after the handshake); any certificate served', async () => {
     const r = await start({ yaml: tlsYaml('  client_auth_type: RequireAnyClientCert\n') });
     await expect(tlsGet(r.port)).rejects.toThrow();
@@ -512,6 +538,7 @@ describe('TLS', () => {
       },
     });
     const first = tlsGet(r.port);
+    first.catch(() => {}); // awaited below; a mutant may make it fail before then
     await until('held', () => held.length === 1);
     // The one connection is busy: a second is refused (no TLS handshake completes).
     await expect(tlsGet(r.port)).rejects.toThrow();

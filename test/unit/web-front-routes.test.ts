@@ -24,6 +24,9 @@ import { createLogger, silentLogger } from '../../src/util/logger';
 import { goldenSource } from '../helpers/golden-script';
 import type { ScriptedSource } from '../helpers/scripted-source';
 
+// A mutant that leaves something waiting fails here in 10 s, not at Stryker's ~30 s timeout.
+jest.setTimeout(10_000);
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-front-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 let nFile = 0;
