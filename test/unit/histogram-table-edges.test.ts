@@ -93,6 +93,36 @@ describe('bucketOf (the binade table) gives what the search gives', () => {
   });
 });
 
+test('the binade table exists exactly where the header allows it: at most 255 bounds, each positive, finite and above the one before', () => {
+  const starts = (bounds: number[]) => (new HistogramTable(bounds, 1) as unknown as { starts: Uint8Array | null }).starts;
+  const up = (n: number) => Array.from({ length: n }, (_, i) => (i + 1) / 16);
+  expect(starts([1, 2, 4])).not.toBeNull();
+  expect(starts([])).not.toBeNull();
+  expect(starts([5])).not.toBeNull();
+  expect(starts(up(255))).not.toBeNull();
+  expect(starts(up(256))).toBeNull();
+  expect(starts([0, 1])).toBeNull();
+  expect(starts([1, 0])).toBeNull();
+  expect(starts([-1, 1])).toBeNull();
+  expect(starts([1, Infinity])).toBeNull();
+  expect(starts([Infinity])).toBeNull();
+  expect(starts([NaN])).toBeNull();
+  expect(starts([1, NaN])).toBeNull();
+  expect(starts([2, 1])).toBeNull();
+  expect(starts([1, 1])).toBeNull();
+  expect(starts([1, 2, 2])).toBeNull();
+  // each binade starts at the first bound >= its smallest value: 1 (2^0) at bound 1, 3 (binade [2, 4)) at bound 4
+  const t = starts([1, 4, 16])!;
+  expect(t[1023]).toBe(0); // [1, 2)
+  expect(t[1024]).toBe(1); // [2, 4)
+  expect(t[1025]).toBe(1); // [4, 8)
+  expect(t[1026]).toBe(2); // [8, 16)
+  expect(t[1027]).toBe(2); // [16, 32)
+  expect(t[1028]).toBe(3); // [32, 64)
+  expect(t[0]).toBe(0); // zero and subnormals
+  expect(t[2047]).toBe(3); // Infinity, NaN
+});
+
 describe('observe', () => {
   let now = 5_000;
   let spy: jest.SpyInstance;

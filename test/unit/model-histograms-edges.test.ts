@@ -211,6 +211,33 @@ for (const way of WAYS) {
       expect([g.exValue[e], g.exId[e], g.exPartition[e]]).toEqual([0.32, 'c', 0]);
     });
 
+    test('bucket 0 (the smallest durations) keeps exemplars too, in every family', () => {
+      const { h, push, flush } = rig(way);
+      h.enableExemplars((j) => `job-${j}`, () => 9);
+      push(OBS_PARTITION_GPU, 1, 0.001, 1, 0);
+      push(OBS_PARTITION_SYNTHESIS, 1, 0.001, 2, 1);
+      push(OBS_PROOF_DONE, 1, 0.01, 3, 0);
+      push(OBS_QUEUE_WAIT, 1, 0.0005, 4, 0);
+      flush();
+      const w = h.partitionGpuSeconds.width;
+      expect(h.partitionGpuSeconds.exId[w]).toBe('job-1');
+      expect(h.partitionSynthesisSeconds.exId[h.partitionSynthesisSeconds.width]).toBe('job-2');
+      expect(h.proofSeconds.exId[h.proofSeconds.width]).toBe('job-3');
+      expect(h.queueWaitSeconds.exId[h.queueWaitSeconds.width]).toBe('job-4');
+    });
+
+    test('jobs that share an L1 slot (2, 66: mod 64) keep their own ids', () => {
+      const { h, push, flush } = rig(way);
+      h.enableExemplars((j) => (j === 130 ? undefined : `job-${j}`), () => 9);
+      for (let round = 0; round < 2; round++) {
+        push(OBS_QUEUE_WAIT, 0, 0.0005, 2, 0); // bucket 0
+        push(OBS_QUEUE_WAIT, 0, 0.005, 66, 0); // bucket 1
+        push(OBS_QUEUE_WAIT, 0, 0.02, 130, 0); // bucket 2: unknown
+        flush();
+      }
+      expect(h.queueWaitSeconds.exId.slice(0, 3)).toEqual(['job-2', 'job-66', undefined]);
+    });
+
     test('finalize and idle-gap histograms keep no exemplars', () => {
       const { h, push, flush } = rig(way, { ordinals: [0] });
       h.enableExemplars((j) => `j${j}`, () => 5);
@@ -224,6 +251,23 @@ for (const way of WAYS) {
     });
   });
 }
+
+test('a call without a job records no exemplar (the model always has one; a source may not)', () => {
+  const h = new StateModel().histograms;
+  h.enableExemplars((j) => `job-${j}`, () => 9);
+  h.partitionGpu(0, 0.3, undefined, 1);
+  h.partitionSynthesis(0, 0.3, undefined, 1);
+  h.proofDone(0, 0, 0.3, undefined);
+  h.queueWait(0, 0.3, undefined);
+  for (const t of [h.partitionGpuSeconds, h.partitionSynthesisSeconds, h.proofSeconds, h.queueWaitSeconds]) {
+    expect(t.count[0]).toBe(1);
+    expect(t.exId.every((x) => x === undefined)).toBe(true);
+  }
+  // a partition left out is none
+  h.partitionGpu(0, 0.3, 5);
+  expect(h.partitionGpuSeconds.exPartition[bucket(BUCKETS.partitionGpu, 0.3)]).toBe(-1);
+  expect(h.partitionGpuSeconds.exId[bucket(BUCKETS.partitionGpu, 0.3)]).toBe('job-5');
+});
 
 describe('exemplars with the default clock (queued: set after the counts, latest first)', () => {
   let spy: jest.SpyInstance;
@@ -258,6 +302,31 @@ describe('exemplars with the default clock (queued: set after the counts, latest
     expect([p.exValue[ep], p.exId[ep], p.exPartition[ep], p.exTimeMs[ep]]).toEqual([20, 'job-3', -1, 777]);
     // job 1's observation was overtaken by job 2's: never looked up
     expect(lookups.sort((a, b) => a - b)).toEqual([2, 3, 100]);
+  });
+
+  test('series 0 bucket 0, partition 0 and negative partitions; no exemplars for finalize and idle gaps', () => {
+    const model = new StateModel();
+    model.setTopology(topo([0]), 0);
+    const h = model.histograms;
+    h.enableExemplars((j) => `job-${j}`);
+    const q = new ObservationQueue();
+    q.push(OBS_PARTITION_GPU, 0, 1e6, 1, 0); // kind 0, bucket 0: slot 0
+    q.push(OBS_PARTITION_SYNTHESIS, 0, 1e6, 2, -3);
+    q.push(OBS_QUEUE_WAIT, 0, 1e6, 3, 7); // aux is no partition here
+    q.push(OBS_PARTITION_FINALIZE, 0, 1e6, 4, 0);
+    q.push(OBS_GPU_IDLE_GAP, 0, 1e6, 5, 0);
+    h.observeQueued(q);
+    const g = h.partitionGpuSeconds;
+    expect([g.exValue[0], g.exId[0], g.exPartition[0], g.exTimeMs[0]]).toEqual([0.001, 'job-1', 0, 777]);
+    const s = h.partitionSynthesisSeconds;
+    expect([s.exId[0], s.exPartition[0]]).toEqual(['job-2', -1]);
+    const w = h.queueWaitSeconds;
+    const ew = bucket(BUCKETS.queueWait, 0.001);
+    expect([w.exId[ew], w.exPartition[ew]]).toEqual(['job-3', -1]);
+    expect(h.partitionFinalizeSeconds.count[0]).toBe(1);
+    expect(h.gpuIdleGapSeconds.count[0]).toBe(1);
+    expect(h.partitionFinalizeSeconds.exId.length).toBe(0);
+    expect(h.gpuIdleGapSeconds.exId.length).toBe(0);
   });
 
   test('a later batch sets the bucket again (each batch its own marks)', () => {
@@ -356,6 +425,8 @@ describe('the job id cache', () => {
     expect(inner.ids.size).toBe(1);
     h.partitionGpu(0, 0.3, 1, 0);
     expect(calls.get(1)).toBe(2);
+    // the count of characters started again at the clear: 5 and 1 are both held
+    expect(inner.ids.size).toBe(2);
   });
 
   test('enableExemplars again starts a fresh cache with the new resolver', () => {
