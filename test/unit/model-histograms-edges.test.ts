@@ -146,10 +146,16 @@ for (const way of WAYS) {
     test('a negative duration is dropped and sets no exemplar; NaN creates the series only', () => {
       const { h, push, flush } = rig(way);
       h.enableExemplars((j) => `j${j}`, () => 42);
-      push(OBS_PARTITION_GPU, 0, -1, 5, 0);
+      // kind 1: a bucket index of -1 would land in the last slot of series 0
+      push(OBS_PARTITION_GPU, 1, -1, 5, 0);
+      push(OBS_PARTITION_SYNTHESIS, 1, -1, 5, 0);
+      push(OBS_PROOF_DONE, 1, -1, 5, 0);
+      push(OBS_QUEUE_WAIT, 1, -1, 5, 0);
       flush();
-      expect(h.partitionGpuSeconds.size).toBe(0);
-      expect(h.partitionGpuSeconds.exId.every((x) => x === undefined)).toBe(true);
+      for (const t of [h.partitionGpuSeconds, h.partitionSynthesisSeconds, h.proofSeconds, h.queueWaitSeconds]) {
+        expect(t.size).toBe(0);
+        expect(t.exId.every((x) => x === undefined)).toBe(true);
+      }
     });
   });
 
