@@ -18,7 +18,7 @@ function setup(answer: (cb: (r: Result) => void) => void, opts: { deadlineMs?: n
   const log: Logger = {
     debug: () => {},
     info: () => {},
-    warn: (msg, fields) => void lines.push({ msg, fields }),
+    warn: (msg: string, fields?: Fields) => void lines.push({ msg, fields }),
     error: () => {},
   } as unknown as Logger;
   let clock = 1_000_000;
