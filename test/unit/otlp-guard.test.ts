@@ -190,3 +190,25 @@ test('forceFlush, shutdown and the aggregation selectors are the inner exporter\
   expect(bare.g.selectAggregationTemporality).toBeUndefined();
   expect(bare.g.selectAggregation).toBeUndefined();
 });
+
+describe('issue 23: survivors of the otlp-guard.ts Stryker run', () => {
+  test('a first failure with an empty message is logged too (nothing was logged before it)', () => {
+    const s = setup((cb) => cb({ code: 1, error: new Error('') }));
+    s.push();
+    expect(s.lines).toEqual([{ msg: 'OTLP export failed', fields: { err: '' } }]);
+  });
+
+  test('the deadline timer never keeps the process alive', () => {
+    let answer: ((r: Result) => void) | null = null;
+    const s = setup((cb) => void (answer = cb), { deadlineMs: 600_000 });
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = timers();
+    s.push();
+    try {
+      expect(timers()).toBe(before);
+    } finally {
+      answer!({ code: 0 }); // clears it
+    }
+    expect(s.results).toEqual([{ code: 0 }]);
+  });
+});

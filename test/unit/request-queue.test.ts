@@ -366,4 +366,26 @@ describe('pacing what the parser reads', () => {
     expect(s.overflows()).toBe(1);
     expect(st.unshifted).toEqual([]);
   });
+
+  test('reading resumes only once fewer than maxPipelined wait (several requests in one slice)', async () => {
+    const s = setup(2);
+    const st = new FakeStream();
+    s.q.pace(st as unknown as net.Socket);
+    let id = 0;
+    // Four 32-byte requests in each 128-byte slice.
+    st.on('data', (b: Buffer) => {
+      for (let i = 0; i < b.length / 32; i++) s.send(++id);
+    });
+    st.emit('data', Buffer.alloc(512));
+    expect(id).toBe(4); // one slice: 1 runs, 2-4 wait
+    expect(st.pauses).toBe(1);
+    s.res[1].emit('close');
+    await flushImmediates();
+    expect(s.handled).toEqual([1, 2]);
+    expect(st.resumes).toBe(0); // 3 and 4 still wait: 2 = maxPipelined
+    s.res[2].emit('close');
+    await flushImmediates();
+    expect(s.handled).toEqual([1, 2, 3]);
+    expect(st.resumes).toBe(1);
+  });
 });
