@@ -210,3 +210,39 @@ test('the families, in the order the SDK instruments were created, each with its
   ]);
   expect(HISTOGRAM_FAMILIES[0].attributes(h, 4)).toEqual({ proof_kind: 'other' });
 });
+
+describe('issue 23: survivors of the exemplars.ts and histograms.ts Stryker run', () => {
+  test('code points past the budget: only high surrogates (U+D800-U+DBFF) start a pair', () => {
+    // U+10000 is \ud800\udc00, U+10FFFF is \udbff\udfff: the ends of the high-surrogate range.
+    // 40 of them: 80 UTF-16 units, 40 code points: whole in a 50-point budget (others 78).
+    for (const ch of ['\u{10000}', '\u{10FFFF}']) {
+      const id = ch.repeat(40);
+      expect(shortenId(id, 78)).toBe(id);
+      expect(Array.from(shortenId(ch.repeat(51), 78))).toHaveLength(50);
+    }
+    // BMP characters at and above the surrogates (U+FF71, U+E000) are one code point each:
+    // 51 of them do not fit a 50-point budget.
+    for (const ch of ['\uff71', '\ue000', '\udc00']) {
+      const id = ch.repeat(51);
+      const s = shortenId(id, 78);
+      expect(s).not.toBe(id);
+      expect(Array.from(s)).toHaveLength(50);
+    }
+  });
+
+  test('the GPU label cache is bounded at 4096 labels: past it, a fresh attribute set per call', () => {
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const fresh = require('../../src/exporter/histograms') as typeof import('../../src/exporter/histograms');
+      const gpu = fresh.HISTOGRAM_FAMILIES[5];
+      const labels = Array.from({ length: 4097 }, (_, i) => `g${i}`);
+      const h = { gpuLabels: labels } as unknown as ModelHistograms;
+      const first = labels.map((_, s) => gpu.attributes(h, s));
+      const again = labels.map((_, s) => gpu.attributes(h, s));
+      expect(again[0]).toBe(first[0]);
+      expect(again[4095]).toBe(first[4095]);
+      expect(again[4096]).not.toBe(first[4096]);
+      expect(again[4096]).toEqual({ gpu: 'g4096' });
+    });
+  });
+});
