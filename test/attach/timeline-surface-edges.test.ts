@@ -26,6 +26,9 @@ import {
   type TimelineOptions,
   type KindSource,
 } from '../../src/engine/sources/attach/timeline-surface';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
 import { kindIndex, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE } from '../../src/engine/model/kinds';
 import { END_ABANDONED, END_DONE, END_FAILED, END_LOST, END_NONE, END_SKIPPED, END_UNSEEN, MONO, type TlUnit } from '../../src/engine/sources/attach/timeline-jobs';
@@ -46,6 +49,7 @@ const tl = (off: number, ev: string, job: string, detail: string) => `TIMELINE,$
 interface Line {
   level: string;
   msg: string;
+  fields?: Record<string, unknown>;
 }
 
 class H {
@@ -55,7 +59,7 @@ class H {
   nowMs = 0;
 
   constructor(o: Partial<TimelineOptions> = {}) {
-    const at = (level: string) => (msg: string) => void this.logs.push({ level, msg });
+    const at = (level: string) => (msg: string, fields?: Record<string, unknown>) => void this.logs.push({ level, msg, fields });
     const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } as Logger;
     this.s = new TimelineSurface({ path: '/nonexistent/cuzk.log', errors: this.errors, logger, sweepMs: 0, ...o });
   }
@@ -181,6 +185,8 @@ describe('construction and the follower side', () => {
     await h.s.stop();
     expect(stopped - before).toBeGreaterThanOrEqual(1);
     const sweepStops = stopped - before;
+    // The follower's look runs on the same timers, at pollMs.
+    expect(calls.filter((c) => c.period === 777)).toHaveLength(1);
 
     const calls2: number[] = [];
     let stopped2 = 0;
@@ -190,6 +196,12 @@ describe('construction and the follower side', () => {
     await h2.s.stop();
     // One stopper fewer than the surface with a sweep timer (the follower's own, if any, alike).
     expect(sweepStops - stopped2).toBe(1);
+
+    const calls4: number[] = [];
+    const h4 = new H({ sweepMs: undefined, every: (p) => (calls4.push(p), () => undefined) });
+    h4.s.start();
+    expect(calls4.sort((a, b) => a - b)).toEqual([100, 1000]); // defaults: a look every 100 ms, a sweep every second
+    await h4.s.stop();
 
     const calls3: number[] = [];
     const h3 = new H({ sweepMs: 250, pollMs: 777, every: (p) => (calls3.push(p), () => undefined) });
@@ -228,6 +240,34 @@ describe('construction and the follower side', () => {
     h.s.state(false, 'timeline_missing', 'gone again');
     expect(h.err('timeline_missing')).toBe(3);
     expect(h.warns()).toContain('gone again');
+  });
+
+  test('its log lines name the surface and its source', () => {
+    const h = new H({ path: '-', label: 'journalctl -fu cuzk' });
+    h.s.lost('timeline_skipped', 'skipped');
+    expect(h.logs).toEqual([{ level: 'warn', msg: 'skipped', fields: { surface: 'timeline', source: 'journalctl -fu cuzk' } }]);
+  });
+
+  test('start-up catch-up: an existing file is read from its last 8 MiB by default (as history)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tl-edges-'));
+    try {
+      const file = path.join(dir, 'cuzk.log');
+      const filler = `${'x'.repeat(1023)}\n`.repeat(2048); // 2 MiB of other output
+      fs.writeFileSync(file, tl(100, 'GPU_QUEUE', 'porep-1-1', 'partition=0') + filler + tl(200, 'GPU_QUEUE', 'porep-1-2', 'partition=0'));
+      const h = new H({ path: file, every: () => () => undefined });
+      h.s.start();
+      for (let i = 0; i < 50 && h.s.jobs.size < 2; i++) await h.s.poll();
+      await h.s.stop();
+      expect([...h.s.jobs.keys()].sort()).toEqual(['porep-1-1', 'porep-1-2']);
+      expect(h.s.up).toBe(true);
+      const small = new H({ path: file, every: () => () => undefined, catchUpBytes: 4096 });
+      small.s.start();
+      for (let i = 0; i < 50 && small.s.jobs.size < 1; i++) await small.s.poll();
+      await small.s.stop();
+      expect([...small.s.jobs.keys()]).toEqual(['porep-1-2']);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('lost() and overlong() count their reasons; an overlong non-TIMELINE line is nothing', () => {
