@@ -645,6 +645,7 @@ describe('pickups, starts and split proving', () => {
     const h = new H(o);
     h.feed(...part('porep-0-0', 0, 7, 100, 600));
     expect(h.s.splitMode).toBe('on');
+    expect(h.infos()).toEqual([]); // unknown -> on: nothing to say
     return h;
   }
 
@@ -842,6 +843,8 @@ describe('GPU_END', () => {
     expect([u.key, u.end, u.worker, u.started, h.off(u.pickT)]).toEqual([4, END_DONE, 2, true, 3800]);
     expect([h.busyMs(2), h.parts(PC2), h.gpuMs(PC2), h.s.workers.busy[2]]).toEqual([1200, 2, 1700, 0]);
     expect(h.s.workerIds()).toEqual([2, 7]);
+    h.feed(tl(5100, 'GPU_END', 'porep-1-6', 'worker=4,partition=0,gpu_ms=100'));
+    expect(h.unit('porep-1-6').key).toBe(0);
     // A monolithic job's: one monolithic unit whatever partition= says.
     h.feed(tl(6000, 'SYNTH_START', 'win-1', 'kind=winning-post'), tl(6100, 'SYNTH_END', 'win-1', 'synth_ms=100'));
     h.feed(tl(7000, 'GPU_END', 'win-1', 'worker=2,partition=3,gpu_ms=300'));
