@@ -308,7 +308,8 @@ function tlsSettings(
   const version = (key: string, dflt: tls.SecureVersion): tls.SecureVersion => {
     const v = t[key];
     if (v === undefined || v === null) return dflt;
-    if (typeof v !== 'string' || !(v in TLS_VERSIONS)) fail(file, `${K}${key}: unknown TLS version ${JSON.stringify(v)} (TLS10, TLS11, TLS12 or TLS13)`);
+    // Own keys only: `in` also finds what every object inherits (toString, constructor).
+    if (typeof v !== 'string' || !Object.hasOwn(TLS_VERSIONS, v)) fail(file, `${K}${key}: unknown TLS version ${JSON.stringify(v)} (TLS10, TLS11, TLS12 or TLS13)`);
     return TLS_VERSIONS[v];
   };
   const minVersion = version('min_version', 'TLSv1.2');
@@ -329,7 +330,7 @@ function tlsSettings(
   if (suites && suites.length > 0) {
     const names: string[] = [];
     for (const s of suites) {
-      if (!(s in CIPHERS)) fail(file, `${K}cipher_suites: unknown cipher: ${s} (the names of Go's tls.CipherSuites(), e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
+      if (!Object.hasOwn(CIPHERS, s)) fail(file, `${K}cipher_suites: unknown cipher: ${s} (the names of Go's tls.CipherSuites(), e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
       if (CIPHERS[s]) names.push(CIPHERS[s]!);
     }
     if (names.length > 0) ciphers = `${TLS13_SUITES}:${names.join(':')}`;
@@ -337,7 +338,7 @@ function tlsSettings(
   let ecdhCurve: string | undefined;
   const curves = list('curve_preferences');
   if (curves && curves.length > 0) {
-    for (const c of curves) if (!(c in CURVES)) fail(file, `${K}curve_preferences: unknown curve: ${c} (CurveP256, CurveP384, CurveP521, X25519)`);
+    for (const c of curves) if (!Object.hasOwn(CURVES, c)) fail(file, `${K}curve_preferences: unknown curve: ${c} (CurveP256, CurveP384, CurveP521, X25519)`);
     ecdhCurve = curves.map((c) => CURVES[c]).join(':');
   }
   const pref = t.prefer_server_cipher_suites;

@@ -535,9 +535,16 @@ describe('tls_server_config: versions, ciphers, curves', () => {
   ])('prefer_server_cipher_suites %j → honorCipherOrder %s', (yaml, want) => {
     expect(load(tls(yaml)).tls!.honorCipherOrder).toBe(want);
   });
-  test('what OpenSSL refuses at the end is a load error', () => {
-    // A name inherited by every JavaScript object is no TLS version; it reaches OpenSSL's check.
-    expect(refusal(tls('  min_version: toString\n'))).toMatch(/^tls_server_config\.(min_version: unknown TLS version|: OpenSSL refuses this configuration: \S)/);
+  test.each([
+    // Names every JavaScript object inherits are no TLS version, cipher or curve: refused by
+    // name, as any unknown one (before: they passed the name check and reached OpenSSL, or
+    // became "function Object() { [native code] }" in the cipher list).
+    ['  min_version: toString\n', 'tls_server_config.min_version: unknown TLS version "toString" (TLS10, TLS11, TLS12 or TLS13)'],
+    ['  max_version: constructor\n', 'tls_server_config.max_version: unknown TLS version "constructor" (TLS10, TLS11, TLS12 or TLS13)'],
+    ['  cipher_suites: [constructor]\n', "tls_server_config.cipher_suites: unknown cipher: constructor (the names of Go's tls.CipherSuites(), e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)"],
+    ['  curve_preferences: [hasOwnProperty]\n', 'tls_server_config.curve_preferences: unknown curve: hasOwnProperty (CurveP256, CurveP384, CurveP521, X25519)'],
+  ])('an inherited name %j: %s', (yaml, msg) => {
+    expect(refusal(tls(yaml))).toBe(msg);
   });
 });
 
