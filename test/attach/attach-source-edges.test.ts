@@ -203,6 +203,17 @@ describe('proof counters by difference', () => {
     expect([b.m.errors.get('restart'), b.m.errors.get('implausible'), b.m.kProofsCompleted[PC2]]).toEqual([1, 0, 2400]);
   });
 
+  test('failed alone past the bound is refused as completed or cancelled alone would be (the three are summed)', () => {
+    // 2 workers, 1 s: at most 2200 proofs ended, whichever way they ended (docs/hostile-inputs.md row 20.1c).
+    const { src, m } = mk();
+    src.applyBody(snap({ uptime: 100, workers: W2, completed: { 'porep-c2': 5 }, failed: { 'porep-c2': 0 } }), T0);
+    src.applyBody(snap({ uptime: 101, workers: W2, completed: { 'porep-c2': 5 }, failed: { 'porep-c2': 2201 } }), T0 + S);
+    expect([m.kProofsCompleted[PC2], m.kProofsFailed[PC2], m.errors.get('implausible')]).toEqual([0, 0, 1]);
+    // Failed and completed together at the bound: both counted.
+    src.applyBody(snap({ uptime: 102, workers: W2, completed: { 'porep-c2': 1105 }, failed: { 'porep-c2': 3301 } }), T0 + 2 * S);
+    expect([m.kProofsCompleted[PC2], m.kProofsFailed[PC2], m.errors.get('implausible')]).toEqual([1100, 1100, 1]);
+  });
+
   test('a per-kind counter going down on its own: implausible, nothing added, never re-added', () => {
     const { src, m, warns } = mk();
     src.applyBody(snap({ uptime: 100, workers: W2, completed: { 'porep-c2': 5, 'snap-update': 5 } }), T0);
