@@ -69,6 +69,8 @@ export interface TlUnit {
   end: number;
   /** Another surface says its GPU stage ended, with this gpu_ms (-1: not seen). */
   otherEndMs: number;
+  /** Run clock (ns) it ended (finish); NaN while live. */
+  endT: number;
 }
 
 export interface TlJob {
@@ -155,7 +157,7 @@ export class TimelineJobs {
     if (key === MONO) job.mono = true;
     job.endedT = NaN;
     job.accounted = false;
-    const u: TlUnit = { job, key, state: -1, worker: -1, pickT: NaN, synthT: NaN, readyT: NaN, started: false, synthMs: -1, gpuMs: -1, synthCounted: false, end: END_NONE, otherEndMs: -1 };
+    const u: TlUnit = { job, key, state: -1, worker: -1, pickT: NaN, synthT: NaN, readyT: NaN, started: false, synthMs: -1, gpuMs: -1, synthCounted: false, end: END_NONE, otherEndMs: -1, endT: NaN };
     job.units.push(u);
     this.unitsTracked++;
     if (job.units.length > MAX_UNITS_PER_JOB) {
@@ -208,6 +210,7 @@ export class TimelineJobs {
       }
     }
     u.end = how;
+    u.endT = t;
     if (u.job.live === 0 && !Number.isNaN(u.pickT)) u.job.endedT = t;
   }
 

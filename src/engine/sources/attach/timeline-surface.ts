@@ -66,6 +66,7 @@ export const TIMELINE_ERRORS = [
   'timeline_torn',
   'timeline_clock',
   'timeline_gpu_end_missing',
+  'timeline_gpu_end_repeated',
   'timeline_skipped', 'timeline_rewritten', // timeline-follower.ts: a backlog past its bound, a rewrite in place
 ] as const;
 
@@ -158,7 +159,6 @@ export class TimelineSurface implements Surface, FollowerSink {
   private upNow = false;
   private wasUp = false;
   private lastReason: string | null = null;
-  private readonly unknownKindNames = new Set<string>();
 
   constructor(private readonly opts: TimelineOptions) {
     this.target = opts.label ?? (opts.path === '-' ? 'standard input' : opts.path);
@@ -483,6 +483,7 @@ export class TimelineSurface implements Surface, FollowerSink {
       gpuMs = Math.max(0, (t - u.pickT) / 1e6);
     }
     if (!u) {
+      if (this.repeatsDone(job, partition, t, gpuMs, counting)) return;
       // Neither its pickup nor its start was seen: gpu_ms dates the stage (GPU_START is
       // written right after the pickup and gpu_ms is measured from there).
       u = this.units.newUnit(job, partition >= 0 && !job.mono ? partition : MONO);
@@ -505,6 +506,37 @@ export class TimelineSurface implements Surface, FollowerSink {
     }
     this.observeMax(this.maxGpuNs, job.kind, gpuMs * 1e6);
     ws.ended(owner, u, t, counting);
+  }
+
+  /**
+   * An end with no live unit that cannot be a new stage of this partition: upstream writes
+   * one GPU_END per partition attempt (engine.rs finalizer, after gpu_prove_finish) and
+   * proves a partition once per job instance (a retry re-submits the job: synthesis again,
+   * then a new pickup), so a stage of the same job and partition dated (by its gpu_ms)
+   * to begin before that partition's last stage ended, or ending no later, is that end
+   * again: a log line repeated (a log fed twice, a hostile one). Counting it would add its
+   * GPU seconds and a completed partition a second time. Not counted; its reason counted.
+   */
+  private repeatsDone(job: TlJob, partition: number, t: number, gpuMs: number, counting: boolean): boolean {
+    const key = partition >= 0 && !job.mono ? partition : MONO;
+    let last: TlUnit | null = null;
+    for (let i = job.units.length - 1; i >= 0; i--) {
+      const x = job.units[i];
+      if (x.key === key && x.end === END_DONE) {
+        last = x;
+        break;
+      }
+    }
+    if (!last) return false;
+    const startT = t - gpuMs * 1e6;
+    if (t > last.endT && startT >= last.endT - SPAN_SLACK_MS * 1e6) return false;
+    if (counting) {
+      this.bad(
+        'timeline_gpu_end_repeated',
+        `a GPU_END of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (gpu_ms ${gpuMs}) repeats one that ended at ${this.clock.offsetOf(last.endT)} ms: not counted (a partition is proven once per job instance; a log fed twice or a forged line)`,
+      );
+    }
+    return true;
   }
 
   private overSpan(event: string, field: string, job: TlJob, ms: number, spanNs: number): void {
@@ -594,7 +626,6 @@ export class TimelineSurface implements Surface, FollowerSink {
   }
 
   private unknownKind(name: string): void {
-    if (this.unknownKindNames.size < 64) this.unknownKindNames.add(name);
     this.errors.inc('unknown_proof_kind', `unknown proof kind folded into "other": ${quoteName(name)}`);
     this.log.log('warn', `folded an unknown proof kind into proof_kind="other": ${quoteName(name)}`);
   }
