@@ -30,7 +30,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
-import { kindIndex, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE } from '../../src/engine/model/kinds';
+import { kindIndex, LIVE_PARTITION_STATES, OTHER_KIND_INDEX, PART_FINALIZING, PART_GPU, PART_SYNTHESIZING, PART_SYNTH_DONE } from '../../src/engine/model/kinds';
 import { END_ABANDONED, END_DONE, END_FAILED, END_LOST, END_NONE, END_SKIPPED, END_UNSEEN, MONO, type TlUnit } from '../../src/engine/sources/attach/timeline-jobs';
 import type { Logger } from '../../src/util/logger';
 import type { Every } from '../../src/engine/sources/timers';
@@ -875,7 +875,7 @@ describe('GPU_END repeated (upstream: one per partition attempt, engine.rs final
     const h = done();
     h.feed(tl(1500, 'GPU_END', 'porep-1-1', `${D},gpu_ms=500`));
     expect([h.gpuMs(PC2), h.parts(PC2), h.busyMs(0), h.s.workers.parts[0]]).toEqual([500, 1, 500, 1]);
-    expect(h.err('timeline_gpu_end_repeated')).toBe(1);
+    expect(h.err('timeline_end_repeated')).toBe(1);
     expect(h.warns()).toEqual([
       'a GPU_END of job "porep-1-1" partition 0 at offset 1500 ms (gpu_ms 500) repeats one that ended at 1500 ms: not counted (a partition is proven once per job instance; a log fed twice or a forged line)',
     ]);
@@ -886,7 +886,7 @@ describe('GPU_END repeated (upstream: one per partition attempt, engine.rs final
     const h = new H();
     h.feed(...part('porep-1-1', 0, 0, 1000, 1000));
     h.feed(tl(1000, 'GPU_END', 'porep-1-1', `${D},gpu_ms=0`));
-    expect([h.parts(PC2), h.err('timeline_gpu_end_repeated')]).toEqual([1, 1]);
+    expect([h.parts(PC2), h.err('timeline_end_repeated')]).toEqual([1, 1]);
   });
 
   test('a forged later end whose stage would overlap the one that ended: refused; on another worker too', () => {
@@ -895,30 +895,30 @@ describe('GPU_END repeated (upstream: one per partition attempt, engine.rs final
     h.feed(tl(1900, 'GPU_END', 'porep-1-1', `${D},gpu_ms=500`));
     h.feed(tl(2000, 'GPU_END', 'porep-1-1', 'worker=3,partition=0,gpu_ms=1000'));
     expect([h.gpuMs(PC2), h.parts(PC2), h.busyMs(0), h.busyMs(3)]).toEqual([500, 1, 500, 0]);
-    expect(h.err('timeline_gpu_end_repeated')).toBe(2);
+    expect(h.err('timeline_end_repeated')).toBe(2);
   });
 
   test('within the lines’ 2 ms truncation slack: a new stage (its pickup lost), counted', () => {
     const h = done();
     // Claimed start 1498: 2 ms before the last end, inside SPAN_SLACK_MS.
     h.feed(tl(2498, 'GPU_END', 'porep-1-1', `${D},gpu_ms=1000`));
-    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_gpu_end_repeated')]).toEqual([1500, 2, 0]);
+    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_end_repeated')]).toEqual([1500, 2, 0]);
     // 3 ms before the next one's end: refused.
     h.feed(tl(3495, 'GPU_END', 'porep-1-1', `${D},gpu_ms=1000`));
-    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_gpu_end_repeated')]).toEqual([1500, 2, 1]);
+    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_end_repeated')]).toEqual([1500, 2, 1]);
   });
 
   test('a retry of the job (same id, synthesized again) whose pickup was lost: its end is a new stage, counted', () => {
     const h = done();
     h.feed(tl(3000, 'SYNTH_START', 'porep-1-1', 'partition=0'), tl(4000, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
     h.feed(tl(5000, 'GPU_END', 'porep-1-1', `${D},gpu_ms=600`));
-    expect([h.gpuMs(PC2), h.parts(PC2), h.busyMs(0), h.err('timeline_gpu_end_repeated')]).toEqual([1100, 2, 1100, 0]);
+    expect([h.gpuMs(PC2), h.parts(PC2), h.busyMs(0), h.err('timeline_end_repeated')]).toEqual([1100, 2, 1100, 0]);
   });
 
   test('another partition of the same job, overlapping in time: not a repeat', () => {
     const h = done();
     h.feed(tl(1600, 'GPU_END', 'porep-1-1', 'worker=1,partition=1,gpu_ms=400'));
-    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_gpu_end_repeated')]).toEqual([900, 2, 0]);
+    expect([h.gpuMs(PC2), h.parts(PC2), h.err('timeline_end_repeated')]).toEqual([900, 2, 0]);
   });
 
   test('a monolithic job’s end repeated (WindowPoSt’s carries partition=): refused', () => {
@@ -927,13 +927,38 @@ describe('GPU_END repeated (upstream: one per partition attempt, engine.rs final
     h.feed(tl(1000, 'SYNTH_START', W, 'kind=window-post'), tl(1500, 'SYNTH_END', W, 'synth_ms=500'), tl(1500, 'GPU_QUEUE', W, 'monolithic'));
     h.feed(tl(1600, 'GPU_PICKUP', W, 'worker=1'), tl(1600, 'GPU_START', W, 'worker=1'), tl(4000, 'GPU_END', W, 'worker=1,partition=7,gpu_ms=2400'));
     h.feed(tl(4000, 'GPU_END', W, 'worker=1,partition=7,gpu_ms=2400'));
-    expect([h.gpuMs(WPOST), h.parts(WPOST), h.busyMs(1), h.err('timeline_gpu_end_repeated')]).toEqual([2400, 1, 2400, 1]);
+    expect([h.gpuMs(WPOST), h.parts(WPOST), h.busyMs(1), h.err('timeline_end_repeated')]).toEqual([2400, 1, 2400, 1]);
+  });
+
+  test('a SYNTH_END repeated: its synthesis counted once, no unit left waiting for a GPU', () => {
+    const h = new H();
+    h.feed(tl(1000, 'SYNTH_START', 'porep-1-1', 'partition=0'), tl(2000, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
+    h.feed(tl(2000, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
+    // A forged later one whose synthesis would overlap the one that ended.
+    h.feed(tl(2500, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
+    expect([h.synthMs(PC2), h.err('timeline_end_repeated')]).toEqual([1000, 2]);
+    expect(h.warns()[0]).toBe(
+      'a SYNTH_END of job "porep-1-1" partition 0 at offset 2000 ms (synth_ms 1000) repeats one that ended at 2000 ms: not counted (a partition is synthesized once per job instance; a log fed twice or a forged line)',
+    );
+    expect(h.s.jobById('porep-1-1')!.units).toHaveLength(1);
+    h.feed(tl(2600, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=0'), tl(2600, 'GPU_START', 'porep-1-1', 'worker=0,partition=0'));
+    h.feed(tl(3000, 'GPU_END', 'porep-1-1', 'worker=0,partition=0,gpu_ms=400'));
+    // Nothing left live: no phantom unit in synth_done.
+    expect(Array.from(h.s.units.kLive.slice(PC2 * LIVE_PARTITION_STATES, (PC2 + 1) * LIVE_PARTITION_STATES))).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  test('a SYNTH_END after the last one ended, its start lost (a new instance of the job): counted', () => {
+    const h = new H();
+    h.feed(tl(1000, 'SYNTH_START', 'porep-1-1', 'partition=0'), tl(2000, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
+    // Dated to start at 1998: within the 2 ms slack.
+    h.feed(tl(2998, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=1000'));
+    expect([h.synthMs(PC2), h.err('timeline_end_repeated')]).toEqual([2000, 0]);
   });
 
   test('history lines: a repeat is refused without counting an error (the catch-up never counts)', () => {
     const h = new H();
     h.history(...part('porep-1-1', 0, 0, 1000, 1500), tl(1500, 'GPU_END', 'porep-1-1', `${D},gpu_ms=500`));
-    expect([h.parts(PC2), h.err('timeline_gpu_end_repeated')]).toEqual([0, 0]);
+    expect([h.parts(PC2), h.err('timeline_end_repeated')]).toEqual([0, 0]);
     expect(h.s.jobById('porep-1-1')!.units).toHaveLength(1);
   });
 });

@@ -66,7 +66,7 @@ export const TIMELINE_ERRORS = [
   'timeline_torn',
   'timeline_clock',
   'timeline_gpu_end_missing',
-  'timeline_gpu_end_repeated',
+  'timeline_end_repeated',
   'timeline_skipped', 'timeline_rewritten', // timeline-follower.ts: a backlog past its bound, a rewrite in place
 ] as const;
 
@@ -360,7 +360,9 @@ export class TimelineSurface implements Surface, FollowerSink {
         break;
       }
       case TL_SYNTH_END: {
-        const u = this.units.find(job, key, STATES_SYNTH) ?? this.units.newUnit(job, key);
+        let u = this.units.find(job, key, STATES_SYNTH);
+        if (!u && this.repeatsSynthEnd(job, key, t, r.ms, counting)) break;
+        u ??= this.units.newUnit(job, key);
         this.units.setState(u, PART_SYNTH_DONE);
         u.readyT = t;
         // synth_ms is measured inside the synthesis call, after SYNTH_START is written
@@ -509,6 +511,33 @@ export class TimelineSurface implements Surface, FollowerSink {
   }
 
   /**
+   * A SYNTH_END with no synthesis running for its partition that repeats the last one
+   * (upstream writes one per partition synthesis: engine.rs synthesis worker, pipeline.rs):
+   * dated by its synth_ms to begin before that synthesis ended, or ending no later. Taken
+   * as new it would count its synthesis seconds again and leave a unit waiting for a GPU
+   * that never comes. Not counted; its reason counted.
+   */
+  private repeatsSynthEnd(job: TlJob, key: number, t: number, synthMs: number, counting: boolean): boolean {
+    let last: TlUnit | null = null;
+    for (let i = job.units.length - 1; i >= 0; i--) {
+      const x = job.units[i];
+      if (x.key === key && x.synthCounted) {
+        last = x;
+        break;
+      }
+    }
+    if (!last || Number.isNaN(last.readyT)) return false;
+    if (t > last.readyT && t - synthMs * 1e6 >= last.readyT - SPAN_SLACK_MS * 1e6) return false;
+    if (counting) {
+      this.bad(
+        'timeline_end_repeated',
+        `a SYNTH_END of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (synth_ms ${synthMs}) repeats one that ended at ${this.clock.offsetOf(last.readyT)} ms: not counted (a partition is synthesized once per job instance; a log fed twice or a forged line)`,
+      );
+    }
+    return true;
+  }
+
+  /**
    * An end with no live unit that cannot be a new stage of this partition: upstream writes
    * one GPU_END per partition attempt (engine.rs finalizer, after gpu_prove_finish) and
    * proves a partition once per job instance (a retry re-submits the job: synthesis again,
@@ -532,7 +561,7 @@ export class TimelineSurface implements Surface, FollowerSink {
     if (t > last.endT && startT >= last.endT - SPAN_SLACK_MS * 1e6) return false;
     if (counting) {
       this.bad(
-        'timeline_gpu_end_repeated',
+        'timeline_end_repeated',
         `a GPU_END of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (gpu_ms ${gpuMs}) repeats one that ended at ${this.clock.offsetOf(last.endT)} ms: not counted (a partition is proven once per job instance; a log fed twice or a forged line)`,
       );
     }
