@@ -269,9 +269,17 @@ export class NativeEngine implements MetricsSource {
     return job;
   }
 
-  /** Resolves when the job ends (completed, failed or cancelled). */
+  /**
+   * Resolves when the job ends (completed, failed or cancelled). Rejects, never throws: an
+   * unknown or evicted job (NativeError ENOTFOUND) and a closed engine reject too.
+   */
   awaitProof(job: number): Promise<ProofResult> {
-    const ready = this.tryResult(job);
+    let ready: ProofResult | null;
+    try {
+      ready = this.tryResult(job);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     if (ready) return Promise.resolve(ready);
     if (!this.eventsEnabled) return this.awaitBlocking(job);
     return new Promise<ProofResult>((resolve, reject) => {
