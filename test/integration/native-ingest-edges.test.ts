@@ -1,0 +1,428 @@
+/**
+ * How NativeEngine ingests the reference library's events and counters
+ * (src/engine/sources/native/native-engine.ts), on the real library:
+ *  - batches: every drained event reaches the model and the onEvents/onBatch hooks once, in
+ *    sequence, each batch ending on a whole group (cuzk_engine.h: CUZK_EVF_GROUP_END);
+ *  - a group larger than the drain buffer (cuzk_events_drain's CUZK_ERANGE, provoked by
+ *    clamping the buffer the binding passes) is taken whole;
+ *  - a sequence gap (tiny ring) is counted and re-synced, and awaited proofs still settle;
+ *  - the per-kind, per-GPU and per-worker blocks of cuzk_counters_read land where the
+ *    header's layout puts them (2 GPUs x 3 workers, so the blocks have different lengths);
+ *  - failures of cuzk_events_wait / cuzk_events_drain / cuzk_engine_close (injected at the
+ *    binding, the library's own answers otherwise) are counted and surfaced, not thrown away;
+ *  - the drain cadence (README: once per 10 ms while something waits on the push path, once
+ *    per 250 ms otherwise, sooner when the ring would fill), read from the timers armed.
+ * Every engine is closed in `finally`, every patched binding restored there.
+ */
+import { ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
+import { EVENT_SIZE, EVF_GROUP_END, EV_OFF_FLAGS, EV_OFF_SEQ, readU64 } from '../../src/engine/model/event-layout';
+import type { CounterTotals } from '../../src/engine/model/state-model';
+import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
+
+type Lib = ReturnType<typeof loadLibrary>;
+type Any = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function withEngine<T>(config: EngineConfig, fn: (e: NativeEngine) => Promise<T> | T, ingest: IngestOptions = {}): Promise<T> {
+  const engine = NativeEngine.open(config, undefined, ingest);
+  try {
+    return await fn(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
+/** Replaces one function of the (shared, cached) binding until the returned restore runs. */
+function patch<K extends keyof Lib>(name: K, f: unknown): () => void {
+  const lib = loadLibrary();
+  const real = lib[name];
+  (lib as unknown as Record<string, unknown>)[name] = f;
+  return () => {
+    (lib as unknown as Record<string, unknown>)[name] = real;
+  };
+}
+
+async function until(cond: () => boolean, what: string, capMs = 10_000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > capMs) throw new Error(`not reached: ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** A proof result, or a readable failure instead of hanging until jest's timeout. */
+function settleWithin(p: Promise<ProofResult>, ms = 10_000): Promise<ProofResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const cap = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('proof did not settle')), ms)));
+  return Promise.race([p, cap]).finally(() => clearTimeout(timer));
+}
+
+const FAST_SIM: EngineConfig = { backend: 'sim', time_scale: 0.001 };
+const FOREVER = { synth_ms: 1e7, gpu_ms: 1e7, finalize_ms: 1e7, jitter: 0 };
+const SLOW_SIM: EngineConfig = { backend: 'sim', sim: { 'porep-c2': FOREVER, 'snap-update': FOREVER, 'window-post': FOREVER, 'winning-post': FOREVER } };
+
+interface Batch {
+  n: number;
+  seqs: number[];
+  groupEnds: number[];
+}
+function recordBatches(e: NativeEngine): Batch[] {
+  const batches: Batch[] = [];
+  e.onEvents = (v, n) => {
+    const b: Batch = { n, seqs: [], groupEnds: [] };
+    for (let i = 0; i < n; i++) {
+      b.seqs.push(readU64(v, i * EVENT_SIZE + EV_OFF_SEQ));
+      if (v.getUint16(i * EVENT_SIZE + EV_OFF_FLAGS, true) & EVF_GROUP_END) b.groupEnds.push(i);
+    }
+    batches.push(b);
+  };
+  return batches;
+}
+
+describe('event batches', () => {
+  test('every event reaches the model and the hooks once, in sequence, in whole groups', async () => {
+    await withEngine(FAST_SIM, async (e) => {
+      const batches = recordBatches(e);
+      let onBatch = 0;
+      e.onBatch = () => onBatch++;
+      const jobs = [e.submit('snap-update', { partitions: 4 }), e.submit('winning-post'), e.submit('window-post')];
+      const results = await Promise.all(jobs.map((j) => settleWithin(e.awaitProof(j))));
+      expect(results.map((r) => r.outcome)).toEqual(['completed', 'completed', 'completed']);
+      e.refresh();
+      const seqs = batches.flatMap((b) => b.seqs);
+      expect(seqs.length).toBeGreaterThan(20);
+      expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      expect(batches.every((b) => b.n > 0 && b.groupEnds[b.groupEnds.length - 1] === b.n - 1)).toBe(true);
+      expect(onBatch).toBe(batches.length);
+      expect(e.stats.batches).toBe(batches.length);
+      expect(e.stats.drains).toBeGreaterThanOrEqual(1);
+      expect(e.stats.drains).toBeLessThanOrEqual(batches.length);
+      expect(e.stats.waits).toBeGreaterThanOrEqual(1);
+      expect([e.stats.dropped, e.stats.resyncs]).toEqual([0, 0]);
+      expect(e.model.eventsTotal).toBe(seqs.length);
+      // Quiet now: the model is at the engine's last sequence number.
+      expect(e.model.lastSeq).toBe(e.readCounters().lastSeq);
+      expect(e.model.up).toBe(true);
+    });
+  });
+
+  test('a group larger than the drain buffer is taken whole (cuzk_events_drain ERANGE)', async () => {
+    const lib = loadLibrary();
+    const real = lib.eventsDrain as unknown as Any;
+    let ranged = 0;
+    // The binding's batch buffer, clamped to one event: every group of two or more events
+    // comes back as ERANGE with its size, as an abort of a huge job would.
+    const restore = patch('eventsDrain', (h: unknown, buf: Buffer, cap: number, ...rest: unknown[]) => {
+      const rc = real(h, buf, cap >= 4096 ? 1 : cap, ...rest);
+      if (rc === STATUS.ERANGE) ranged++;
+      return rc;
+    });
+    try {
+      await withEngine(FAST_SIM, async (e) => {
+        const batches = recordBatches(e);
+        const r = await settleWithin(e.awaitProof(e.submit('snap-update', { partitions: 3 })));
+        expect(r.outcome).toBe('completed');
+        e.refresh();
+        expect(ranged).toBeGreaterThan(0);
+        const seqs = batches.flatMap((b) => b.seqs);
+        expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+        // Each batch is exactly one group here.
+        expect(batches.every((b) => b.groupEnds.length === 1 && b.groupEnds[0] === b.n - 1)).toBe(true);
+        expect(Math.max(...batches.map((b) => b.n))).toBeGreaterThan(1);
+        expect(e.model.errors.get('event_drain')).toBe(0);
+        expect(e.model.eventsTotal).toBe(seqs.length);
+      }, { lingerMs: 1 });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a sequence gap (tiny ring) is counted and re-synced; the awaited proof still settles', async () => {
+    await withEngine({ ...FAST_SIM, event_ring_capacity: 16 }, async (e) => {
+      const r = await settleWithin(e.awaitProof(e.submit('snap-update')));
+      expect(r.outcome).toBe('completed');
+      e.refresh();
+      expect(e.stats.dropped).toBeGreaterThan(0);
+      expect(e.stats.resyncs).toBeGreaterThanOrEqual(1);
+      expect(e.model.eventsDropped).toBe(e.stats.dropped);
+      // The totals the gap swallowed come from the counters.
+      expect(Array.from(e.model.kProofsCompleted)).toEqual([0, 1, 0, 0, 0]);
+      expect(e.model.lastSeq).toBe(e.readCounters().lastSeq);
+    }, { lingerMs: 40 });
+  });
+
+  test('an evicted job\'s id is forgotten when its JOB_EVICTED event is drained', async () => {
+    // Retention long enough for the result to be fetched first (a job evicted before its
+    // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND).
+    await withEngine({ ...FAST_SIM, finished_retention_ms: 250 }, async (e) => {
+      const job = e.submit('winning-post', { requestId: 'gone-soon' });
+      const r = await settleWithin(e.awaitProof(job));
+      expect(r.jobId).toBe('gone-soon');
+      await until(() => {
+        e.refresh();
+        return !e.model.jobs.has(job) && !(e.statusBody() as { pipelines: { job_handle: number }[] }).pipelines.some((p) => p.job_handle === job);
+      }, 'job evicted');
+      expect(e.requestId(job)).toBe(String(job));
+      expect(e.jobId(job)).toBeUndefined();
+    }, { lingerMs: 0 });
+  });
+});
+
+describe('counter blocks (2 GPUs x 3 workers)', () => {
+  test('per-kind, per-GPU and per-worker totals land in their own blocks', async () => {
+    await withEngine({ ...FAST_SIM, gpus: 2, workers_per_gpu: 3 }, async (e) => {
+      const jobs = [e.submit('winning-post'), e.submit('winning-post'), e.submit('window-post'), e.submit('snap-update', { partitions: 3 })];
+      const rs = await Promise.all(jobs.map((j) => settleWithin(e.awaitProof(j))));
+      expect(rs.every((r) => r.outcome === 'completed')).toBe(true);
+      const t = e.runningTotals() as unknown as CounterTotals;
+      const byKind = (f: (r: ProofResult) => number) => [0, 1, 2, 3].map((k) => rs.filter((r) => ['porep-c2', 'snap-update', 'window-post', 'winning-post'][k] === r.kind).reduce((a, r) => a + f(r), 0));
+      expect(t.kindProofsCompleted).toEqual([0, 1, 1, 2]);
+      expect(t.kindPartsCompleted).toEqual([0, 3, 1, 2]);
+      expect(t.kindPartsFailed).toEqual([0, 0, 0, 0]);
+      expect(t.kindProofsFailed).toEqual([0, 0, 0, 0]);
+      expect(t.kindProofsCancelled).toEqual([0, 0, 0, 0]);
+      expect(t.kindGpuNs).toEqual(byKind((r) => r.gpuNs));
+      expect(t.kindSynthNs).toEqual(byKind((r) => r.synthNs));
+      expect(t.kindFinalizeNs![0]).toBe(0);
+      expect([1, 2, 3].every((k) => t.kindFinalizeNs![k] > 0)).toBe(true);
+      expect(t.workerPartitions.length).toBe(6);
+      expect(Array.from(t.workerPartitions).reduce((a, b) => a + b, 0)).toBe(6);
+      expect(t.workerBusyNs.length).toBe(6);
+      expect(Array.from(t.workerBusyNs).every((ns, w) => (t.workerPartitions[w] > 0 ? ns > 0 : ns === 0))).toBe(true);
+      expect(t.gpuLockHeldNs.length).toBe(2);
+      expect(Array.from(t.gpuLockHeldNs).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+      expect(t.gpuStarvedNs.length).toBe(2);
+      // Held and starved time of a GPU are disjoint, so together within the uptime.
+      const up = e.readCounters().words[12];
+      expect([0, 1].every((g) => t.gpuLockHeldNs[g] + t.gpuStarvedNs[g] <= up)).toBe(true);
+    });
+  });
+});
+
+describe('failures of the library reach the caller and the error counters', () => {
+  test('cuzk_events_drain failing: refresh throws its NativeError, the model is down, background drains count it', async () => {
+    await withEngine(FAST_SIM, async (e) => {
+      const restore = patch('eventsDrain', (_h: unknown, _b: unknown, _c: unknown, _n: unknown, _d: unknown, err: Buffer) => {
+        err.write('drain broke\0');
+        return STATUS.EINTERNAL;
+      });
+      try {
+        let thrown: unknown;
+        try {
+          e.refresh();
+        } catch (x) {
+          thrown = x;
+        }
+        expect(thrown).toBeInstanceOf(NativeError);
+        expect(thrown).toMatchObject({ fn: 'cuzk_events_drain', status: STATUS.EINTERNAL, message: 'cuzk_events_drain: EINTERNAL: drain broke' });
+        expect(e.model.up).toBe(false);
+        e.submit('winning-post');
+        await until(() => e.model.errors.get('event_drain') >= 1, 'a background drain failed');
+        expect(e.model.errors.lastMessage).toBe('cuzk_events_drain: EINTERNAL: drain broke');
+      } finally {
+        restore();
+      }
+      e.refresh();
+      expect(e.model.up).toBe(true);
+    }, { lingerMs: 1, backgroundLingerMs: 1 });
+  });
+
+  test('cuzk_events_wait failing is counted and retried; its timeouts are not failures', async () => {
+    let calls = 0;
+    let answer: (cb: Any, err: Buffer) => void = (cb, err) => {
+      err.write('wait broke\0');
+      cb(null, STATUS.EINTERNAL);
+    };
+    const restore = patch('eventsWait', {
+      async: (...args: unknown[]) => {
+        const cb = args.pop() as Any;
+        const err = args[2] as Buffer;
+        calls++;
+        setImmediate(() => answer(cb, err));
+      },
+    });
+    try {
+      await withEngine(FAST_SIM, async (e) => {
+        await until(() => calls >= 2, 'the wait re-armed after its failure');
+        expect(e.model.errors.get('event_wait')).toBeGreaterThanOrEqual(1);
+        expect(e.model.errors.lastMessage).toBe('cuzk_events_wait failed: EINTERNAL: wait broke');
+        answer = (cb) => cb(new Error('pool gone'), 0);
+        const n = calls;
+        await until(() => calls >= n + 2, 'retried after a thrown error');
+        expect(e.model.errors.lastMessage).toBe('cuzk_events_wait failed: pool gone');
+        // ETIMEDOUT: the wait is simply armed again, nothing counted.
+        answer = (cb) => cb(null, STATUS.ETIMEDOUT);
+        await until(() => calls >= n + 4, 'timeouts re-armed');
+        const errors = e.model.errors.get('event_wait');
+        const m = calls;
+        await until(() => calls >= m + 20, 'timeouts re-armed at once');
+        expect(e.model.errors.get('event_wait')).toBe(errors);
+        expect(e.stats.waits).toBe(calls);
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  test('cuzk_engine_close failing: close rejects with its NativeError, the engine counts as closed', async () => {
+    const lib = loadLibrary();
+    const realClose = lib.close as unknown as { async: Any };
+    const restore = patch('close', {
+      async: (ref: unknown, err: Buffer, len: number, cb: Any) =>
+        realClose.async(ref, err, len, (e: Error | null) => {
+          err.write('close broke\0');
+          cb(e, STATUS.EINTERNAL);
+        }),
+    });
+    try {
+      const e = NativeEngine.open(SLOW_SIM);
+      const waiting = e.awaitProof(e.submit('porep-c2'));
+      waiting.catch(() => {});
+      await expect(e.close()).rejects.toMatchObject({ fn: 'cuzk_engine_close', status: STATUS.EINTERNAL, message: 'cuzk_engine_close: EINTERNAL: close broke' });
+      expect(e.closed).toBe(true);
+      await expect(waiting).rejects.toThrow('engine closed before the proof finished');
+    } finally {
+      restore();
+    }
+    const restore2 = patch('close', {
+      async: (ref: unknown, err: Buffer, len: number, cb: Any) => realClose.async(ref, err, len, () => cb(new Error('pool gone'), 0)),
+    });
+    try {
+      const e = NativeEngine.open(SLOW_SIM);
+      await expect(e.close()).rejects.toThrow('pool gone');
+      expect(e.closed).toBe(true);
+    } finally {
+      restore2();
+    }
+  });
+
+  test('cuzk_await answers: unknown kind refused; outcome and failed partition decoded', async () => {
+    const lib = loadLibrary();
+    const real = lib.await as unknown as Any;
+    let edit: (res: Record<string, number>) => void = () => {};
+    const restore = patch('await', (h: unknown, job: unknown, ms: unknown, res: Record<string, number>, err: Buffer, len: number) => {
+      const rc = real(h, job, ms, res, err, len);
+      if (rc === STATUS.OK) edit(res);
+      return rc;
+    });
+    try {
+      await withEngine(FAST_SIM, async (e) => {
+        const job = e.submit('winning-post');
+        const r = await settleWithin(e.awaitProof(job));
+        expect([r.outcome, r.failedPartition]).toEqual(['completed', null]);
+        edit = (res) => (res.kind = 9);
+        await expect(e.awaitProof(job)).rejects.toThrow(`cuzk_await: result of job ${job} has unknown proof kind 9`);
+        edit = (res) => ((res.outcome = 2), (res.failed_partition = 0));
+        expect(await e.awaitProof(job)).toMatchObject({ outcome: 'cancelled', failedPartition: 0 });
+        edit = (res) => (res.outcome = 1);
+        expect((await e.awaitProof(job)).outcome).toBe('failed');
+        edit = (res) => (res.outcome = 7);
+        expect((await e.awaitProof(job)).outcome).toBe('failed');
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a status snapshot larger than the first buffer is read whole', async () => {
+    await withEngine({ ...SLOW_SIM, synthesis_concurrency: 1 }, (e) => {
+      for (let i = 0; i < 12; i++) e.submit('porep-c2', { partitions: 256, requestId: `big-${i}` });
+      const text = e.statusText();
+      expect(text.length).toBeGreaterThan(256 << 10);
+      const s = e.status();
+      expect(s.pipelines.map((p) => p.job_id)).toEqual(Array.from({ length: 12 }, (_, i) => `big-${i}`));
+      expect(s.pipelines.every((p) => p.partitions.length === 256)).toBe(true);
+    });
+  });
+});
+
+describe('drain cadence (the linger timers armed)', () => {
+  /** The delays of the linger ticks an engine arms, recorded from setTimeout. */
+  function lingerDelays(e: NativeEngine, spy: jest.SpyInstance): number[] {
+    const tick = (e as unknown as { lingerTick: unknown }).lingerTick;
+    return spy.mock.calls.filter((c) => c[0] === tick).map((c) => c[1] as number);
+  }
+
+  test('README defaults: 10 ms while something waits on the push path, 250 ms otherwise', () => {
+    expect(DEFAULT_INGEST_LINGER_MS).toBe(10);
+    expect(DEFAULT_BACKGROUND_LINGER_MS).toBe(250);
+  });
+
+  test.each([
+    ['defaults, nothing waiting', {}, false, 250],
+    ['defaults, a hook on the push path', {}, true, 10],
+    ['a linger longer than the background default, nothing waiting', { lingerMs: 400 }, false, 400],
+    ['a short linger, nothing waiting', { lingerMs: 40 }, false, 250],
+    ['an explicit background linger', { lingerMs: 5, backgroundLingerMs: 60 }, false, 60],
+    ['an explicit linger, a hook', { lingerMs: 7, backgroundLingerMs: 60 }, true, 7],
+  ] as const)('%s: the first tick after the wait is armed at the linger', async (_what, ingest, hook, expected) => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    try {
+      await withEngine(SLOW_SIM, async (e) => {
+        if (hook) e.onEvents = () => {};
+        e.submit('winning-post');
+        await until(() => lingerDelays(e, spy).length >= 1, 'a linger tick armed');
+        expect(lingerDelays(e, spy)[0]).toBe(expected);
+      }, ingest);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('awaiting a proof brings a pending background tick forward to the linger', async () => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    try {
+      await withEngine(SLOW_SIM, async (e) => {
+        const job = e.submit('winning-post');
+        await until(() => lingerDelays(e, spy).length >= 1, 'a background tick armed');
+        expect(lingerDelays(e, spy)).toEqual([250]);
+        const waiting = e.awaitProof(job);
+        waiting.catch(() => {});
+        // At once, in the call: the tick is re-armed at the linger.
+        expect(lingerDelays(e, spy)).toEqual([250, 10]);
+        e.cancel(job);
+        expect((await settleWithin(waiting)).outcome).toBe('cancelled');
+      });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('lingerMs 0: each wake drains at once and re-arms the wait, no tick', async () => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    try {
+      await withEngine(FAST_SIM, async (e) => {
+        const waits = e.stats.waits;
+        const r = await settleWithin(e.awaitProof(e.submit('winning-post')));
+        expect(r.outcome).toBe('completed');
+        expect(lingerDelays(e, spy)).toEqual([]);
+        expect(e.stats.waits).toBeGreaterThan(waits);
+        expect(e.stats.drains).toBeGreaterThanOrEqual(1);
+      }, { lingerMs: 0 });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('events that would fill an eighth of the configured ring in one background linger shorten the next', async () => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    try {
+      // Ring 16: an eighth is 2 events. The first background tick (300 ms) finds the ring
+      // overflowed (16+ events); at that rate 2 events take far less than 300 ms.
+      await withEngine({ ...FAST_SIM, event_ring_capacity: 16, synthesis_concurrency: 2 }, async (e) => {
+        for (let i = 0; i < 30; i++) e.submit('snap-update');
+        await until(() => lingerDelays(e, spy).length >= 2, 'two ticks armed');
+        const [first, second] = lingerDelays(e, spy);
+        expect(first).toBe(300);
+        expect(second).toBeGreaterThanOrEqual(1);
+        expect(second).toBeLessThan(100);
+      }, { lingerMs: 1, backgroundLingerMs: 300 });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+test('ERR_BUF_SIZE error buffers hold a whole library message', () => {
+  // The longest message the library writes is a config key and its allowed range.
+  expect(ERR_BUF_SIZE).toBeGreaterThanOrEqual(256);
+});
