@@ -14,7 +14,7 @@
  *    per 250 ms otherwise, sooner when the ring would fill), read from the timers armed.
  * Every engine is closed in `finally`, every patched binding restored there.
  */
-import { ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
+import { CTR, ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
 import { EVENT_SIZE, EVF_GROUP_END, EV_OFF_FLAGS, EV_OFF_SEQ, readU64 } from '../../src/engine/model/event-layout';
 import type { CounterTotals } from '../../src/engine/model/state-model';
 import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
@@ -332,6 +332,173 @@ describe('failures of the library reach the caller and the error counters', () =
       expect(s.pipelines.map((p) => p.job_id)).toEqual(Array.from({ length: 12 }, (_, i) => `big-${i}`));
       expect(s.pipelines.every((p) => p.partitions.length === 256)).toBe(true);
     });
+  });
+});
+
+/** A cuzk_status_json that edits the library's snapshot before the binding reads it. */
+function rewriteStatus(real: Any, edit: (j: Record<string, unknown>) => void) {
+  return (h: unknown, buf: Buffer, cap: number, len: number[], err: Buffer, errlen: number) => {
+    const rc = real(h, buf, cap, len, err, errlen);
+    if (rc !== STATUS.OK) return rc;
+    const j = JSON.parse(buf.toString('utf8', 0, len[0])) as Record<string, unknown>;
+    edit(j);
+    const t = JSON.stringify(j);
+    len[0] = buf.write(t);
+    return rc;
+  };
+}
+
+describe('snapshots and awaits at the edges', () => {
+  test('a snapshot the binding cannot use: open throws a readable error and closes the engine it opened', () => {
+    const lib = loadLibrary();
+    const realClose = lib.close as unknown as Any & { async: Any };
+    let closes = 0;
+    let edit: (j: Record<string, unknown>) => void = (j) => delete j.uptime_secs;
+    const restoreStatus = patch('statusJson', rewriteStatus(lib.statusJson as unknown as Any, (j) => edit(j)));
+    const closeFn = Object.assign((...a: unknown[]) => (closes++, realClose(...a)), { async: (...a: unknown[]) => (closes++, realClose.async(...a)) });
+    const restoreClose = patch('close', closeFn);
+    try {
+      expect(() => NativeEngine.open(FAST_SIM)).toThrow(/^native status snapshot is invalid: uptime_secs/);
+      expect(closes).toBe(1);
+    } finally {
+      restoreClose();
+      restoreStatus();
+    }
+  });
+
+  test('a snapshot without gpus[]: the engine opens but is not ready (no GPU)', async () => {
+    const lib = loadLibrary();
+    const restore = patch('statusJson', rewriteStatus(lib.statusJson as unknown as Any, (j) => delete j.gpus));
+    try {
+      await withEngine(FAST_SIM, (e) => {
+        expect(e.model.topology.gpus).toEqual([]);
+        expect(e.ready()).toEqual({ ok: false, reason: 'no GPU' });
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a snapshot without the optional backend, synthesis and memory sections: backend from the config, no slots, no budget', async () => {
+    const lib = loadLibrary();
+    const restore = patch(
+      'statusJson',
+      rewriteStatus(lib.statusJson as unknown as Any, (j) => {
+        delete j.backend;
+        delete j.synthesis;
+        delete j.memory;
+      }),
+    );
+    try {
+      await withEngine({ ...FAST_SIM, synthesis_concurrency: 3 }, (e) => {
+        expect([e.backend, e.model.synthMax, e.model.memoryBudgetBytes]).toEqual(['sim', 0, 0]);
+        expect(e.ready()).toEqual({ ok: true, reason: '' });
+      });
+      await withEngine({ sizes: { 'winning-post': 2 } }, (e) => expect(e.backend).toBe('cpu'));
+    } finally {
+      restore();
+    }
+  });
+
+  test('a job evicted before its result was fetched: the await rejects ENOTFOUND instead of hanging', async () => {
+    // Retention 0: the engine evicts the job as it ends, before the linger's drain sees JOB_DONE.
+    await withEngine({ ...FAST_SIM, finished_retention_ms: 0 }, async (e) => {
+      const job = e.submit('winning-post');
+      await expect(settleWithin(e.awaitProof(job))).rejects.toMatchObject({ fn: 'cuzk_await', status: STATUS.ENOTFOUND });
+    }, { lingerMs: 50 });
+  });
+
+  test('a proof nobody awaits ends while another is awaited: nothing fails, the awaited one still settles', async () => {
+    const fast = { synth_ms: 1, gpu_ms: 1, finalize_ms: 1, jitter: 0 };
+    await withEngine({ backend: 'sim', sim: { 'porep-c2': FOREVER, 'winning-post': fast } }, async (e) => {
+      const slow = e.submit('porep-c2', { partitions: 1 });
+      const waiting = e.awaitProof(slow);
+      waiting.catch(() => {});
+      const quick = e.submit('winning-post');
+      await until(() => e.model.kProofsCompleted[3] === 1, 'the unawaited proof ended in the model');
+      expect(e.requestId(quick)).toBe(`job-${quick}`);
+      expect([e.model.errors.get('event_drain'), e.model.errors.lastMessage]).toEqual([0, null]);
+      e.cancel(slow);
+      expect((await settleWithin(waiting)).outcome).toBe('cancelled');
+      expect(e.model.errors.get('event_drain')).toBe(0);
+    }, { lingerMs: 1 });
+  });
+
+  test('a re-sync that fails is retried at the next refresh', async () => {
+    await withEngine({ ...FAST_SIM, event_ring_capacity: 16 }, async (e) => {
+      // Never awaited: the background linger lets the ring overflow; wait on the counters.
+      e.submit('snap-update');
+      await until(() => e.readCounters().words[CTR.HDR_WORDS + 1 * CTR.KIND_WORDS + CTR.K_PROOFS_COMPLETED] === 1, 'the proof completed');
+      const restore = patch('statusJson', (_h: unknown, _b: unknown, _c: unknown, _l: unknown, err: Buffer) => {
+        err.write('snapshot broke\0');
+        return STATUS.EINTERNAL;
+      });
+      try {
+        expect(() => e.refresh()).toThrow('cuzk_status_json: EINTERNAL: snapshot broke');
+        expect(e.stats.resyncs).toBe(1);
+        expect(e.stats.dropped).toBeGreaterThan(0);
+      } finally {
+        restore();
+      }
+      e.refresh();
+      expect(e.stats.resyncs).toBe(2);
+      expect(Array.from(e.model.kProofsCompleted)).toEqual([0, 1, 0, 0, 0]);
+      expect(e.model.lastSeq).toBe(e.readCounters().lastSeq);
+    }, { backgroundLingerMs: 60_000 });
+  });
+});
+
+describe('events off: the blocking await on the pool', () => {
+  /** cuzk_await with its pool calls counted and, optionally, answered by the test. */
+  function countAwaits(answer?: (cb: Any, err: Buffer) => boolean) {
+    const real = loadLibrary().await as unknown as Any & { async: Any };
+    const state = { calls: 0 };
+    const f = Object.assign((...a: unknown[]) => real(...a), {
+      async: (...a: unknown[]) => {
+        state.calls++;
+        const cb = a[a.length - 1] as Any;
+        if (answer && answer(cb, a[4] as Buffer)) return;
+        real.async(...a);
+      },
+    });
+    return { state, restore: patch('await', f) };
+  }
+
+  test('its timeouts are waited through until the result comes', async () => {
+    const { state, restore } = countAwaits();
+    try {
+      await withEngine({ ...SLOW_SIM, events: false }, async (e) => {
+        const job = e.submit('winning-post');
+        const waiting = e.awaitProof(job);
+        waiting.catch(() => {});
+        // Each pool call times out after 250 ms; after the second call one timeout has passed.
+        await until(() => state.calls >= 2, 'the await re-armed after a timeout');
+        e.cancel(job);
+        expect((await settleWithin(waiting)).outcome).toBe('cancelled');
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a failure of the pool call or of cuzk_await rejects', async () => {
+    let mode: 'status' | 'error' = 'status';
+    const { restore } = countAwaits((cb, err) => {
+      if (mode === 'status') {
+        err.write('await broke\0');
+        setImmediate(() => cb(null, STATUS.EINTERNAL));
+      } else setImmediate(() => cb(new Error('pool gone'), 0));
+      return true;
+    });
+    try {
+      await withEngine({ ...SLOW_SIM, events: false }, async (e) => {
+        await expect(e.awaitProof(e.submit('winning-post'))).rejects.toMatchObject({ fn: 'cuzk_await', status: STATUS.EINTERNAL, message: 'cuzk_await: EINTERNAL: await broke' });
+        mode = 'error';
+        await expect(e.awaitProof(e.submit('winning-post'))).rejects.toThrow('pool gone');
+      });
+    } finally {
+      restore();
+    }
   });
 });
 

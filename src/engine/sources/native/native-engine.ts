@@ -206,7 +206,13 @@ export class NativeEngine implements MetricsSource {
     const rc = lib.open(JSON.stringify(config), out, err, err.length) as number;
     check(lib, 'cuzk_engine_open', rc, err);
     if (out[0] === null) throw new Error('cuzk_engine_open returned no handle');
-    return new NativeEngine(lib, out[0], config, ingest);
+    try {
+      return new NativeEngine(lib, out[0], config, ingest);
+    } catch (e) {
+      // The engine runs (threads started): close it, or nothing ever could.
+      lib.close([out[0]], err, err.length);
+      throw e;
+    }
   }
 
   get closed(): boolean {
