@@ -30,6 +30,13 @@ function thrown(f: () => unknown): Error | undefined {
   return undefined;
 }
 
+/** `p`, or a readable failure instead of hanging until jest's timeout. */
+function within<T>(p: Promise<T>, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const cap = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('did not settle')), ms)));
+  return Promise.race([p, cap]).finally(() => clearTimeout(timer));
+}
+
 /** Polls `cond` on the event loop (no fixed sleep), bounded so a hung run fails. */
 async function until(cond: () => boolean, what: string, capMs = 10_000): Promise<void> {
   const t0 = Date.now();
@@ -276,7 +283,7 @@ describe('several awaiters of one job', () => {
       const job = e.submit('porep-c2', { partitions: 1 });
       const all = [e.awaitProof(job), e.awaitProof(job), e.awaitProof(job)];
       e.cancel(job);
-      const rs = await Promise.all(all);
+      const rs = await within(Promise.all(all));
       expect(rs.map((r) => [r.job, r.outcome])).toEqual([
         [job, 'cancelled'],
         [job, 'cancelled'],
@@ -288,7 +295,7 @@ describe('several awaiters of one job', () => {
       const job = e.submit('porep-c2', { partitions: 1 });
       const all = [e.awaitProof(job), e.awaitProof(job)].map((p) => p.then(() => 'resolved', (x: Error) => x.message));
       await e.close();
-      expect(await Promise.all(all)).toEqual(['engine closed before the proof finished', 'engine closed before the proof finished']);
+      expect(await within(Promise.all(all))).toEqual(['engine closed before the proof finished', 'engine closed before the proof finished']);
     } finally {
       await e.close();
     }

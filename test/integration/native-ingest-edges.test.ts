@@ -15,7 +15,7 @@
  * Every engine is closed in `finally`, every patched binding restored there.
  */
 import { CTR, ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
-import { EVENT_SIZE, EVF_GROUP_END, EV_OFF_FLAGS, EV_OFF_SEQ, readU64 } from '../../src/engine/model/event-layout';
+import { EVENT_SIZE, EVF_GROUP_END, EV_JOB_DONE, EV_JOB_STARTED, EV_OFF_FLAGS, EV_OFF_JOB, EV_OFF_SEQ, EV_OFF_TYPE, EV_OFF_VALUE, readU64 } from '../../src/engine/model/event-layout';
 import type { CounterTotals } from '../../src/engine/model/state-model';
 import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
 
@@ -249,12 +249,19 @@ describe('failures of the library reach the caller and the error counters', () =
         const n = calls;
         await until(() => calls >= n + 2, 'retried after a thrown error');
         expect(e.model.errors.lastMessage).toBe('cuzk_events_wait failed: pool gone');
-        // ETIMEDOUT: the wait is simply armed again, nothing counted.
+        // ETIMEDOUT: the wait is simply armed again at once, nothing counted, nothing drained.
         answer = (cb) => cb(null, STATUS.ETIMEDOUT);
         await until(() => calls >= n + 4, 'timeouts re-armed');
         const errors = e.model.errors.get('event_wait');
         const m = calls;
-        await until(() => calls >= m + 20, 'timeouts re-armed at once');
+        const spy = jest.spyOn(global, 'setTimeout');
+        try {
+          await until(() => calls >= m + 20, 'timeouts re-armed at once');
+          const tick = (e as unknown as { lingerTick: unknown }).lingerTick;
+          expect(spy.mock.calls.filter((c) => c[0] === tick)).toEqual([]);
+        } finally {
+          spy.mockRestore();
+        }
         expect(e.model.errors.get('event_wait')).toBe(errors);
         expect(e.stats.waits).toBe(calls);
       });
@@ -400,6 +407,65 @@ describe('snapshots and awaits at the edges', () => {
     }
   });
 
+  test('a snapshot the library says is over 64 MiB is refused, not allocated', async () => {
+    await withEngine(FAST_SIM, (e) => {
+      const restore = patch('statusJson', (_h: unknown, _b: unknown, _c: unknown, len: number[]) => {
+        len[0] = 2 ** 27;
+        return STATUS.ERANGE;
+      });
+      try {
+        expect(() => e.statusText()).toThrow('status snapshot of 134217728 bytes exceeds 67108864');
+      } finally {
+        restore();
+      }
+    });
+  });
+
+  test('jobs evicted inside a sequence gap leave the model and their ids are forgotten', async () => {
+    await withEngine({ ...FAST_SIM, event_ring_capacity: 16, finished_retention_ms: 0 }, async (e) => {
+      const job = e.submit('snap-update', { requestId: 'lost-in-gap' });
+      e.refresh();
+      expect(e.model.jobs.has(job)).toBe(true);
+      // Never awaited (the background linger lets the ring overflow); wait until the engine
+      // ended and evicted it.
+      await until(() => {
+        const done = e.readCounters().words[CTR.HDR_WORDS + 1 * CTR.KIND_WORDS + CTR.K_PROOFS_COMPLETED] === 1;
+        return done && JSON.parse(e.statusText()).pipelines.length === 0;
+      }, 'the proof completed and was evicted');
+      expect(e.requestId(job)).toBe('lost-in-gap');
+      // More than a ring of later events, so its JOB_EVICTED is overwritten, not drained.
+      const before = e.readCounters().lastSeq;
+      while (e.readCounters().lastSeq < before + 40) e.cancel(e.submit('window-post'));
+      await until(() => JSON.parse(e.statusText()).pipelines.length === 0, 'the cancelled ones evicted');
+      e.refresh();
+      expect(e.stats.dropped).toBeGreaterThan(0);
+      expect(e.stats.resyncs).toBeGreaterThanOrEqual(1);
+      expect(e.model.jobs.size).toBe(0);
+      expect(e.requestId(job)).toBe(String(job));
+    }, { backgroundLingerMs: 60_000 });
+  });
+
+  test('a result\'s queue wait and total time are the values of its JOB_STARTED and JOB_DONE events', async () => {
+    await withEngine({ ...FAST_SIM, synthesis_concurrency: 1 }, async (e) => {
+      const seen = new Map<string, number>();
+      e.onEvents = (v, n) => {
+        for (let i = 0; i < n; i++) {
+          const off = i * EVENT_SIZE;
+          const type = v.getUint16(off + EV_OFF_TYPE, true);
+          if (type === EV_JOB_STARTED || type === EV_JOB_DONE) seen.set(`${type}:${readU64(v, off + EV_OFF_JOB)}`, readU64(v, off + EV_OFF_VALUE));
+        }
+      };
+      // The second job waits for the first one's synthesis slot: a queue wait well above 0.
+      const jobs = [e.submit('window-post'), e.submit('window-post')];
+      const rs = await Promise.all(jobs.map((j) => settleWithin(e.awaitProof(j))));
+      for (const r of rs) {
+        expect(r.queueWaitSeconds).toBe(seen.get(`${EV_JOB_STARTED}:${r.job}`)! / 1e9);
+        expect(r.totalSeconds).toBe(seen.get(`${EV_JOB_DONE}:${r.job}`)! / 1e9);
+      }
+      expect(rs[1].queueWaitSeconds).toBeGreaterThan(0);
+    });
+  });
+
   test('a job evicted before its result was fetched: the await rejects ENOTFOUND instead of hanging', async () => {
     // Retention 0: the engine evicts the job as it ends, before the linger's drain sees JOB_DONE.
     await withEngine({ ...FAST_SIM, finished_retention_ms: 0 }, async (e) => {
@@ -492,9 +558,9 @@ describe('events off: the blocking await on the pool', () => {
     });
     try {
       await withEngine({ ...SLOW_SIM, events: false }, async (e) => {
-        await expect(e.awaitProof(e.submit('winning-post'))).rejects.toMatchObject({ fn: 'cuzk_await', status: STATUS.EINTERNAL, message: 'cuzk_await: EINTERNAL: await broke' });
+        await expect(settleWithin(e.awaitProof(e.submit('winning-post')))).rejects.toMatchObject({ fn: 'cuzk_await', status: STATUS.EINTERNAL, message: 'cuzk_await: EINTERNAL: await broke' });
         mode = 'error';
-        await expect(e.awaitProof(e.submit('winning-post'))).rejects.toThrow('pool gone');
+        await expect(settleWithin(e.awaitProof(e.submit('winning-post')))).rejects.toThrow('pool gone');
       });
     } finally {
       restore();
@@ -549,6 +615,26 @@ describe('drain cadence (the linger timers armed)', () => {
         e.cancel(job);
         expect((await settleWithin(waiting)).outcome).toBe('cancelled');
       });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('a tick that finds nothing hands back to the blocking wait; no more ticks while quiet', async () => {
+    const spy = jest.spyOn(global, 'setTimeout');
+    try {
+      await withEngine(FAST_SIM, async (e) => {
+        e.submit('winning-post');
+        // Applied by the background drains themselves (no refresh here).
+        await until(() => e.model.kProofsCompleted[3] === 1, 'the proof ended in the model');
+        const w0 = e.stats.waits;
+        await until(() => e.stats.waits >= w0 + 1, 'the wait re-armed');
+        const ticks = lingerDelays(e, spy).length;
+        // The re-armed wait times out (250 ms) and is armed again: quiet, no tick between.
+        const w1 = e.stats.waits;
+        await until(() => e.stats.waits >= w1 + 1, 'the wait timed out and re-armed');
+        expect(lingerDelays(e, spy).length).toBe(ticks);
+      }, { lingerMs: 5, backgroundLingerMs: 5 });
     } finally {
       spy.mockRestore();
     }
