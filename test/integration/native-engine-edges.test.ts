@@ -340,7 +340,9 @@ describe('close', () => {
 
 describe('events off (benchmarks): awaits block on the pool', () => {
   test('results arrive without events; the model sees none; close rejects a blocked await', async () => {
-    await withEngine({ ...FAST_SIM, events: false, finished_retention_ms: 0 }, async (e) => {
+    // Retention short, but long enough that the blocking await starts before the eviction
+    // (a job evicted before anyone awaits it has no result left: ENOTFOUND).
+    await withEngine({ ...FAST_SIM, events: false, finished_retention_ms: 300 }, async (e) => {
       expect(e.stats.waits).toBe(0);
       const job = e.submit('winning-post', { requestId: 'quiet' });
       const r = await e.awaitProof(job);
@@ -348,8 +350,8 @@ describe('events off (benchmarks): awaits block on the pool', () => {
       e.refresh();
       expect(e.model.eventsTotal).toBe(0);
       expect(e.stats.batches).toBe(0);
-      // The id is forgotten with the result: once the engine evicts the job (retention 0),
-      // nothing answers for it any more.
+      // The id is forgotten with the result: once the engine evicts the job
+      // nothing answers for it any more (retention 300 ms).
       await until(() => !pipelines(e).some((p) => p.job_handle === job), 'job evicted');
       expect(e.requestId(job)).toBe(String(job));
       expect(e.jobId(job)).toBeUndefined();

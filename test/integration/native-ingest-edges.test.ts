@@ -153,7 +153,7 @@ describe('event batches', () => {
   test('an evicted job\'s id is forgotten when its JOB_EVICTED event is drained', async () => {
     // Retention long enough for the result to be fetched first (a job evicted before its
     // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND).
-    await withEngine({ ...FAST_SIM, finished_retention_ms: 250 }, async (e) => {
+    await withEngine({ ...FAST_SIM, finished_retention_ms: 600 }, async (e) => {
       const job = e.submit('winning-post', { requestId: 'gone-soon' });
       const r = await settleWithin(e.awaitProof(job));
       expect(r.jobId).toBe('gone-soon');

@@ -184,7 +184,7 @@ describe('stop()', () => {
       const w = new Workload(e, { mix: { 'winning-post': 1 }, count: 2 });
       await within(w.run());
       expect(await w.stop(10_000)).toEqual({ finished: 0, cancelled: 0 });
-      const idle = new Workload(e, {});
+      const idle = new Workload(e); // no options at all
       expect(await idle.stop(10_000)).toEqual({ finished: 0, cancelled: 0 });
     });
   });
