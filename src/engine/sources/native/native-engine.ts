@@ -206,7 +206,13 @@ export class NativeEngine implements MetricsSource {
     const rc = lib.open(JSON.stringify(config), out, err, err.length) as number;
     check(lib, 'cuzk_engine_open', rc, err);
     if (out[0] === null) throw new Error('cuzk_engine_open returned no handle');
-    return new NativeEngine(lib, out[0], config, ingest);
+    try {
+      return new NativeEngine(lib, out[0], config, ingest);
+    } catch (e) {
+      // The engine runs (threads started): close it, or nothing ever could.
+      lib.close([out[0]], err, err.length);
+      throw e;
+    }
   }
 
   get closed(): boolean {
@@ -269,9 +275,17 @@ export class NativeEngine implements MetricsSource {
     return job;
   }
 
-  /** Resolves when the job ends (completed, failed or cancelled). */
+  /**
+   * Resolves when the job ends (completed, failed or cancelled). Rejects, never throws: an
+   * unknown or evicted job (NativeError ENOTFOUND) and a closed engine reject too.
+   */
   awaitProof(job: number): Promise<ProofResult> {
-    const ready = this.tryResult(job);
+    let ready: ProofResult | null;
+    try {
+      ready = this.tryResult(job);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     if (ready) return Promise.resolve(ready);
     if (!this.eventsEnabled) return this.awaitBlocking(job);
     return new Promise<ProofResult>((resolve, reject) => {
