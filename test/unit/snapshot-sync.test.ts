@@ -285,8 +285,8 @@ describe('snapshotToEvents', () => {
     const m = model();
     apply(m, status({ j1: [P('gpu', 1, 1), P('synth_done', 1)] }), opts(5));
     expect(parts(sync(m, status({ j1: [P('synthesizing', 1), P('pending')] }), opts(6)))).toEqual([
-      [0, PART_SYNTHESIZING, 0, 0],
-      [1, PART_PENDING, 0, 0],
+      [0, PART_SYNTHESIZING, 0, EVF_RESYNC], // state only: EVF_RESYNC (event-layout.ts)
+      [1, PART_PENDING, 0, EVF_RESYNC],
     ]);
     const r = sync(m, status({ j1: [P('synthesizing', 1), P('done', 1, 4)] }), opts(6, { resync: true }));
     expect(r.length).toBeGreaterThan(0);
@@ -486,5 +486,126 @@ describe('snapshotToEvents', () => {
     // seen until 101 s): 0.1 s < its partition's 200 ms
     const ends = [...r2, ...r3].filter((e) => e.type === EV_WORKER && e.aux === 0).map((e) => e.value);
     expect(ends.map((v) => Math.round(v! / MS))).toEqual([1000, 200]);
+  });
+});
+
+/**
+ * Edges found by the mutation triage (test/mutation/files/engine-sources.md), each from the
+ * header's rules, the layout's flag meanings (event-layout.ts), docs/status-json.md and
+ * upstream cuzk's status.rs (gpu_ms runs from gpu_start while the stage runs; busy_secs is
+ * the current stint, null when idle).
+ */
+describe('snapshotToEvents: edges', () => {
+  const busyOn = (job: string, part: number | null, secs: number | null) => ({ state: 'proving', current_job: job, current_partition: part, busy_secs: secs }) as Partial<CuzkWorker>;
+
+  test('a failed partition never moves again, whatever a later snapshot says (ended = done or failed)', () => {
+    const m = model();
+    apply(m, status({ j1: [P('failed', 1, null), P('failed', null, null), P('pending')] }), opts(5));
+    expect(Array.from(m.jobs.get(1)!.states)).toEqual([PART_FAILED, PART_FAILED, PART_PENDING]);
+    for (const later of [P('pending'), P('synthesizing', 1), P('synth_done', 1), P('gpu', 1, 1), P('gpu', 1, 1, { finalizing: true }), P('done', 1, 1)]) {
+      expect([later.state, parts(apply(m, status({ j1: [later, later, P('pending')] }), opts(6)))]).toEqual([later.state, []]);
+    }
+    expect(Array.from(m.jobs.get(1)!.states)).toEqual([PART_FAILED, PART_FAILED, PART_PENDING]);
+    expect(m.kPartsCompleted[KIND]).toBe(0);
+  });
+
+  test('went back from the GPU to synth_done, and from finalizing to gpu: the state moves back, as state only (EVF_RESYNC), nothing observed', () => {
+    const m = model();
+    const synth: number[] = [];
+    m.observer = { partitionGpu: () => undefined, partitionSynthesis: (_k, s) => synth.push(s), proofDone: () => undefined, queueWait: () => undefined, gpuIdleGap: () => undefined };
+    apply(m, status({ j1: [P('gpu', 10, 1), P('gpu', 10, 1, { finalizing: true })] }), opts(5));
+    expect(Array.from(m.jobs.get(1)!.states)).toEqual([PART_GPU, PART_FINALIZING]);
+    expect(synth).toEqual([0.01, 0.01]);
+    const r = apply(m, status({ j1: [P('synth_done', 10), P('gpu', 10, 2)] }), opts(6));
+    expect(Array.from(m.jobs.get(1)!.states)).toEqual([PART_SYNTH_DONE, PART_GPU]);
+    // going back finished no synthesis: no 0-second synthesis observed, none added
+    expect(synth).toEqual([0.01, 0.01]);
+    expect(m.kSynthNs[KIND]).toBe(20 * MS);
+    expect(parts(r)).toEqual([
+      [0, PART_SYNTH_DONE, 0, EVF_RESYNC],
+      [1, PART_GPU, 0, EVF_RESYNC],
+    ]);
+  });
+
+  test('first seen synthesizing again with a gpu_ms (cuzk keeps a partition\'s gpu_start): the one state, no GPU stage passed', () => {
+    const m = model();
+    expect(parts(sync(m, status({ j1: [P('synthesizing', 3, 7)] }), opts(5)))).toEqual([[0, PART_SYNTHESIZING, 0, 0]]);
+  });
+
+  test('finalizing whose gpu_ms is not given: it passed the GPU stage (one GPU record), then finalizing', () => {
+    const m = model();
+    apply(m, status({ j1: [P('synth_done', 10), P('pending')] }), opts(5));
+    expect(parts(sync(m, status({ j1: [P('gpu', 10, null, { finalizing: true }), P('pending')] }), opts(6)))).toEqual([
+      [0, PART_GPU, 0, 0],
+      [0, PART_FINALIZING, 0, EVF_RESYNC],
+    ]);
+    // new job straight to finalizing, no times: synth done, GPU, finalizing
+    expect(parts(sync(model(), status({ j2: [P('gpu', null, null, { finalizing: true })] }), opts(6)))).toEqual([
+      [0, PART_SYNTH_DONE, 0, 0],
+      [0, PART_GPU, 0, 0],
+      [0, PART_FINALIZING, 0, EVF_RESYNC],
+    ]);
+  });
+
+  test('"abandoned" marks a failed partition only: a done one is not flagged (EVF_ABANDONED is a move to FAILED)', () => {
+    const m = model();
+    apply(m, status({ j1: [P('gpu', 1, 1), P('pending')] }), opts(5));
+    const r = apply(m, status({ j1: [P('done', 1, 5, { abandoned: true }), P('pending')] }), opts(6));
+    expect(parts(r)).toEqual([[0, PART_DONE, 5 * MS, 0]]);
+    expect(m.kPartsCompleted[KIND]).toBe(1);
+  });
+
+  test('a GPU lock for the ordinal just past the model\'s GPUs: no record', () => {
+    const m = model(1, 2);
+    const view: SnapshotView = { memoryUsedBytes: 0, synthesisActive: 0, queueDepthByKind: new Float64Array(KIND_SLOTS), pipelines: [], workers: [], gpus: [{ slot: 2, lockHeld: true, lockSinceNs: 3 }] };
+    expect(snapshotToEvents(m, view, opts(10, { resync: true }))).toEqual([]);
+  });
+
+  test('a proving worker whose job and partition are not known (job handle 0, partition -1): busy while proving, idle when idle', () => {
+    // viewFromStatus: a busy worker without current_partition is on no partition (-1, the
+    // model's "none"), never on a real partition index.
+    const v = viewFromStatus(status({}, [busyOn('j7', null, 1)]), mapping(10 * S));
+    expect(v.workers.map((w) => [w.busy, w.handle, w.partition])).toEqual([[true, 7, -1]]);
+    const m = model(1);
+    const unknown = status({}, [{ state: 'proving', current_job: null, current_partition: null, busy_secs: 2 } as Partial<CuzkWorker>]);
+    const r = apply(m, unknown, opts(10 * S));
+    expect(ofType(r, EV_WORKER).map((e) => [e.aux, e.tNs, e.job, e.partition])).toEqual([[1, 8 * S, 0, -1]]);
+    expect([m.wBusy[0], m.busyWorkers]).toEqual([1, 1]);
+    const end = apply(m, status({}, [{}]), opts(12 * S, { stintFloorNs: 10 * S }));
+    expect(ofType(end, EV_WORKER).map((e) => [e.aux, e.value])).toEqual([[0, 2 * S]]);
+    expect([m.wBusy[0], m.busyWorkers]).toEqual([0, 0]);
+  });
+
+  test('an idle worker that still reports a busy_secs (cuzk sends null): its stint ended, credited what was seen', () => {
+    const m = model(1);
+    apply(m, status({ j1: [P('gpu', 1, 1)] }, [busyOn('j1', 0, 1)]), opts(100 * S));
+    expect(m.wSinceNs[0]).toBe(99 * S);
+    // idle at 110 s, reporting a 12 s "stint" (since 98 s, before the previous look at 100 s)
+    const r = apply(m, status({ j1: [P('gpu', 1, 11000)] }, [{ busy_secs: 12 }]), opts(110 * S, { stintFloorNs: 100 * S }));
+    expect(ofType(r, EV_WORKER).map((e) => [e.aux, e.value])).toEqual([[0, 1 * S]]);
+    expect(m.wBusy[0]).toBe(0);
+  });
+
+  test('a worker not busy at the previous look, proving since before it: a new stint, from its start', () => {
+    const m = model(1);
+    apply(m, status({ j1: [P('synth_done', 1)] }, []), opts(100 * S)); // its entry missing then
+    expect(m.wBusy[0]).toBe(0);
+    const r = apply(m, status({ j1: [P('gpu', 1, 12000)] }, [busyOn('j1', 0, 12)]), opts(110 * S, { stintFloorNs: 100 * S }));
+    expect(ofType(r, EV_WORKER).map((e) => [e.aux, e.tNs])).toEqual([[1, 98 * S]]);
+    expect([m.wBusy[0], m.wSinceNs[0]]).toEqual([1, 98 * S]);
+  });
+
+  test('a stint seen ended is credited its own job\'s partition GPU time (not another job\'s at the same index)', () => {
+    const m = model(1);
+    apply(m, status({ j1: [P('gpu', 1, 1)], j2: [P('gpu', 1, 1)] }, [busyOn('j2', 0, 1)]), opts(100 * S));
+    const r = sync(m, status({ j1: [P('done', 1, 7000)], j2: [P('done', 1, 5000)] }, [{}]), opts(110 * S, { stintFloorNs: 101 * S }));
+    expect(ofType(r, EV_WORKER).map((e) => [e.job, e.value])).toEqual([[2, 5 * S]]);
+  });
+
+  test('a worker gone idle while its partition finalizes: gpu_ms is still running (not final), only what was seen is credited', () => {
+    const m = model(1);
+    apply(m, status({ j1: [P('gpu', 1, 1)] }, [busyOn('j1', 0, 1)]), opts(100 * S));
+    const r = sync(m, status({ j1: [P('gpu', 1, 9000, { finalizing: true })] }, [{}]), opts(110 * S, { stintFloorNs: 101 * S }));
+    expect(ofType(r, EV_WORKER).map((e) => [e.aux, e.value])).toEqual([[0, 2 * S]]);
   });
 });

@@ -161,6 +161,17 @@ describe('sections', () => {
     // a key of exactly the string limit is a key
     expect(ok(snap({ counters: counters({ total_completed: 11, completed_by_kind: { 'porep-c2': 10, ['k'.repeat(LIMITS.stringLength)]: 1 } }) })).skipped).toEqual([]);
   });
+  test('a count is any integer JSON carries exactly: 2^53 - 1 (Number.MAX_SAFE_INTEGER) is one, in every section', () => {
+    // 2^53 - 1 = 9,007,199,254,740,991 is the largest integer a double holds exactly; the
+    // next integers (2^53 + 1 ...) are not, and are refused (the counters test above).
+    const max = 9_007_199_254_740_991;
+    expect(max).toBe(Number.MAX_SAFE_INTEGER);
+    const r = ok(snap({ memory: { total_bytes: max, used_bytes: 0, available_bytes: max }, synthesis: { max_concurrent: max, active: 0 }, counters: counters({ total_completed: max, completed_by_kind: { 'porep-c2': max } }) }));
+    expect([r.skipped, r.implausible]).toEqual([[], []]);
+    expect(r.status.memory).toEqual({ total_bytes: max, used_bytes: 0, available_bytes: max });
+    expect(r.status.synthesis).toEqual({ max_concurrent: max, active: 0 });
+    expect(r.status.counters?.total_completed).toBe(max);
+  });
   test('counters: at most LIMITS.kinds keys per map', () => {
     const map = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 0]));
     expect(ok(snap({ counters: counters({ cancelled_by_kind: map(LIMITS.kinds) }) })).skipped).toEqual([]);

@@ -157,8 +157,9 @@ export function snapshotToEvents(model: StateModel, snap: SnapshotView, opt: Syn
       const to = p.states[i];
       if (from === to || from === PART_DONE || from === PART_FAILED) continue;
       if (PART_RANK[to] < PART_RANK[from]) {
-        // Went back (a retried partition): state only, nothing finished.
-        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: to });
+        // Went back (a retried partition): state only (EVF_RESYNC), nothing finished: back
+        // to synth_done is no synthesis to observe.
+        ev({ type: EV_PARTITION, job: p.handle, partition: i, aux: to, flags: flags | EVF_RESYNC });
         continue;
       }
       // Walk the pipeline order so every stage that ended is accounted for once, even when
