@@ -98,6 +98,28 @@ describe('LabelWriter', () => {
     expect(w.labels({ 'x.y': 'v2' })).toBe('x_y="v2"');
   });
 
+  test('a key of invalid characters only is sanitised too; a value of escaped characters only is escaped', () => {
+    const w = new LabelWriter();
+    expect(w.labels({ '.': 'v' })).toBe('_="v"');
+    expect(w.labels({ 'é-': 'v' })).toBe('_="v"');
+    expect(w.labels({ q: '"' })).toBe('q="\\""');
+    expect(w.labels({ b: '\\' })).toBe('b="\\\\"');
+    expect(w.labels({ n: '\n' })).toBe('n="\\n"');
+    expect(w.labels({ e: '' })).toBe('e=""');
+  });
+
+  test('an attribute set is read once: the same object again gets its text without being read', () => {
+    const w = new LabelWriter();
+    let reads = 0;
+    const set: Attributes = {};
+    Object.defineProperty(set, 'k', { enumerable: true, get: () => (reads++, 'v') });
+    expect(w.labels(set)).toBe('k="v"');
+    expect(w.labels(set)).toBe('k="v"');
+    expect(w.lineStart('m', set)).toBe('m{k="v"} ');
+    expect(w.lineStart('n', set)).toBe('n{k="v"} ');
+    expect(reads).toBe(1);
+  });
+
   test('values that are not strings: JSON, undefined empty', () => {
     const w = new LabelWriter();
     expect(w.labels({ n: 3, b: true, a: ['x', 'y'], u: undefined })).toBe('n="3",b="true",a="[\\"x\\",\\"y\\"]",u=""');
@@ -143,7 +165,7 @@ describe('LabelWriter', () => {
   });
 
   test('the same label text as the package serializer writes', () => {
-    const attrs: Attributes[] = [{ 'we.ird': 'a"b\\c\nd', n: 1, b: false, arr: [1, 'x'] }, { __x__: 'y', 'a-b': '' }];
+    const attrs: Attributes[] = [{ 'we.ird': 'a"b\\c\nd', n: 1, b: false, arr: [1, 'x'] }, { __x__: 'y', 'a-b': '' }, { '-': '"' }, { '.': '\\' }];
     const rm: ResourceMetrics = {
       resource: resourceFromAttributes({}),
       scopeMetrics: [

@@ -318,3 +318,34 @@ test('collect: no histogram scope without one configured, nor without a series',
   expect(empty.resourceMetrics.scopeMetrics.map((s) => s.scope.name)).toEqual(['cuzk-exporter']);
   expect(plain.errors).toEqual([]);
 });
+
+test('HELP: every family has one; the degraded and kind-resolution families name each label value they carry (docs/design.md §5 table)', () => {
+  const surfaces = [
+    { name: 'status', up: true, degraded: ['no_pipelines'] },
+    { name: 'timeline', up: true },
+  ];
+  const ms = producer(fakeModel(), { surfaces: () => surfaces, kindResolutions: () => [['timeline', 1]] }).metrics();
+  for (const f of ms) expect([f.descriptor.name, f.descriptor.description !== '']).toEqual([f.descriptor.name, true]);
+  const help = (n: string) => family(ms, n)!.descriptor.description;
+  for (const r of ['no_lines', 'split_prove_off', 'batched', 'no_pipelines']) expect(help('cuzk_surface_degraded')).toContain(r);
+  for (const e of ['timeline', 'status', 'grpc_status', 'request_id', 'partition_index', 'grpc_metrics', 'unresolved']) {
+    expect(help('cuzk_exporter_kind_resolutions_total')).toContain(e);
+  }
+});
+
+describe('point times', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  test('OpenTelemetry HrTime [seconds, nanoseconds] of the wall clock: start at construction, end at collection', () => {
+    const now = jest.spyOn(Date, 'now').mockReturnValue(1_700_000_123_456);
+    const p = producer(fakeModel());
+    now.mockReturnValue(1_700_000_200_007);
+    const ms = p.metrics();
+    expect(ms.length).toBeGreaterThan(10);
+    for (const f of ms) {
+      for (const dp of f.dataPoints) {
+        expect([f.descriptor.name, dp.startTime, dp.endTime]).toEqual([f.descriptor.name, [1_700_000_123, 456_000_000], [1_700_000_200, 7_000_000]]);
+      }
+    }
+  });
+});
