@@ -474,9 +474,29 @@ describe('unknown proof kinds', () => {
 });
 
 describe('queue depth by kind', () => {
-  test('without the daemon’s split: jobs with every partition pending by kind, the rest of queue_depth under other', () => {
+  // Upstream (curio extern/cuzk @ e0294b0f): /status counters.queue_depth is
+  // Scheduler::len() (engine.rs detailed_status → StatusTracker::set_queue_depth), the
+  // requests still in the scheduler's heap (scheduler.rs: submit pushes, next() pops). A job
+  // reaches the pipelines table only through StatusTracker::register_job, which
+  // engine.rs process_batch calls after the synthesis dispatcher took the request out with
+  // scheduler.next() (and after its C1 parse + SRS load). So no listed pipeline is ever
+  // inside queue_depth: the two are disjoint, and queue_depth names no kind.
+  const P: PartSpec = ['pending', null, null];
+  const depths = (o: Record<number, number>) => Array.from({ length: KIND_SLOTS }, (_, k) => o[k] ?? 0);
+
+  test('upstream: a registered all-pending job is not in queue_depth — the heap’s requests stay whole under other', () => {
     const { src, m } = mk();
-    const P: PartSpec = ['pending', null, null];
+    // One request waiting in the heap (a WindowPoSt behind the busy dispatcher: kind unknown
+    // here) and one PoRep job taken, parsed, registered, its partitions waiting for synthesis.
+    src.applyBody(snap({ uptime: 100, workers: W2, queueDepth: 1, pipelines: [pipeline('a', 'porep-c2', [P, P])] }), T0);
+    expect([...m.kQueueDepth]).toEqual(depths({ [PC2]: 1, [OTHER]: 1 }));
+    // The heap empty: only the registered job, nothing under other.
+    src.applyBody(snap({ uptime: 101, workers: W2, queueDepth: 0, pipelines: [pipeline('a', 'porep-c2', [P, P])] }), T0 + S);
+    expect([...m.kQueueDepth]).toEqual(depths({ [PC2]: 1 }));
+  });
+
+  test('without the daemon’s split: jobs with every partition pending by kind, plus all of queue_depth under other', () => {
+    const { src, m } = mk();
     src.applyBody(
       snap({
         uptime: 100,
@@ -486,13 +506,13 @@ describe('queue depth by kind', () => {
       }),
       T0,
     );
-    expect([...m.kQueueDepth]).toEqual(Array.from({ length: KIND_SLOTS }, (_, k) => (k === PC2 ? 2 : k === WPOST ? 1 : k === OTHER ? 2 : 0)));
-    // More listed than the daemon's total: nothing negative under other.
+    expect([...m.kQueueDepth]).toEqual(depths({ [PC2]: 2, [WPOST]: 1, [OTHER]: 5 }));
+    // More listed than the daemon's total: both kept (disjoint sets, nothing subtracted).
     src.applyBody(snap({ uptime: 101, workers: W2, queueDepth: 1, pipelines: [pipeline('a', 'porep-c2', [P, P]), pipeline('b', 'porep-c2', [P])] }), T0 + S);
-    expect([...m.kQueueDepth]).toEqual(Array.from({ length: KIND_SLOTS }, (_, k) => (k === PC2 ? 2 : 0)));
+    expect([...m.kQueueDepth]).toEqual(depths({ [PC2]: 2, [OTHER]: 1 }));
     // A pending job with a partition past pending is not queued; the daemon's split wins when given.
     src.applyBody(snap({ uptime: 102, workers: W2, queueDepth: 4, pipelines: [pipeline('a', 'porep-c2', [P, P])] }, { queueByKind: { 'snap-update': 3, 'window-post': 1 } }), T0 + 2 * S);
-    expect([...m.kQueueDepth]).toEqual(Array.from({ length: KIND_SLOTS }, (_, k) => (k === SNAP ? 3 : k === WPOST ? 1 : 0)));
+    expect([...m.kQueueDepth]).toEqual(depths({ [SNAP]: 3, [WPOST]: 1 }));
   });
 });
 

@@ -138,8 +138,10 @@ describe('queue depth split without the daemon’s own split', () => {
     const none = { ...pipeline('Z', 'snap-update', []), total_partitions: 0, partitions_done: 0 };
     src.applyBody(snapshot({ uptime: 100, workers: W2, pipelines: [none, pipeline('P', 'porep-c2', [['pending', null, null]])], queueDepth: 3 }), T0);
     expect(m.errors.get('bad_field') + m.errors.get('implausible')).toBe(0);
-    // P all pending: 1 under its kind; the daemon's 3 less that 1 under "other"; Z nowhere.
-    expect([m.kQueueDepth[PC2], m.kQueueDepth[SNAP], m.kQueueDepth[OTHER_KIND_INDEX]]).toEqual([1, 0, 2]);
+    // P all pending: 1 under its kind; the daemon's 3 whole under "other" (its queue_depth is
+    // Scheduler::len(), never a listed job: upstream engine.rs process_batch registers a job
+    // only after scheduler.next() took it); Z nowhere.
+    expect([m.kQueueDepth[PC2], m.kQueueDepth[SNAP], m.kQueueDepth[OTHER_KIND_INDEX]]).toEqual([1, 0, 3]);
   });
 });
 

@@ -615,8 +615,11 @@ export class AttachSource implements MetricsSource {
     if (!s.memory) view.memoryUsedBytes = m.memoryUsedBytes;
     if (!s.synthesis) view.synthesisActive = m.synthActive;
     // Queue depth by kind: the daemon's own split when it has one (our engine does);
-    // otherwise jobs whose partitions are all pending, and the rest of the daemon's total
-    // under "other", so the sum is the daemon's queue_depth exactly.
+    // otherwise jobs whose partitions are all pending under their kind, plus ALL of the
+    // daemon's queue_depth under "other". The two are disjoint: cuzk's queue_depth is
+    // Scheduler::len() (engine.rs detailed_status), the requests its dispatcher has not
+    // taken yet, and a job is listed only once register_job ran, after the dispatcher took
+    // it with scheduler.next() (engine.rs process_batch); the heap's kinds are not shown.
     if (!s.counters) view.queueDepthByKind = Float64Array.from(m.kQueueDepth);
     else if (!s.counters.queue_depth_by_kind) {
       const q = view.queueDepthByKind as Float64Array;
@@ -626,9 +629,7 @@ export class AttachSource implements MetricsSource {
         for (let i = 0; i < p.states.length; i++) if (p.states[i] !== 0) pending = false;
         if (pending) q[p.kind]++;
       }
-      const listed = q.reduce((a, b) => a + b, 0);
-      const total = s.counters.queue_depth;
-      q[OTHER_KIND_INDEX] += Math.max(0, total - listed);
+      q[OTHER_KIND_INDEX] += s.counters.queue_depth;
     }
     const keep = new Set<number>();
     for (const id of skippedJobIds) {
