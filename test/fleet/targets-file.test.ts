@@ -233,4 +233,34 @@ describe('edges of each rule (issue 23)', () => {
     const bare = { name: 'a', labels: {} };
     expect(sameSurfaces(bare, { ...bare })).toBe(true);
   });
+  test('null where a mapping is needed (an empty file, a ~ target) is refused with the mapping message, not a crash (issue 23)', () => {
+    expect(refused('')).toBe('the top level must be a mapping with a "targets" list');
+    expect(refused('~\n')).toBe('the top level must be a mapping with a "targets" list');
+    expect(refused('targets: [~]\n')).toBe('targets[0] must be a mapping (name, labels, grpc_address, status_url, timeline_file or timeline_command)');
+    expect(refused('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820"}\n  - null\n')).toBe('targets[1] must be a mapping (name, labels, grpc_address, status_url, timeline_file or timeline_command)');
+  });
+  test('the 1 MiB limit is on bytes: fewer than 1 Mi characters that take more than 1 MiB are refused (issue 23)', () => {
+    // 600,000 two-byte characters: 1,200,000 bytes + the head, 600,000 characters.
+    fs.writeFileSync(file(), 'targets: []\n#' + '\u00e9'.repeat(600_000));
+    expect(fs.statSync(file()).size).toBeGreaterThan(1024 * 1024);
+    expect(() => loadTargetsFile(file())).toThrow(new TargetsFileError(`targets file ${file()}: larger than 1 MiB`));
+  });
+  test('a file that grows past 1 MiB between its stat and its read is refused (issue 23)', () => {
+    const text = 'targets: []\n#';
+    fs.writeFileSync(file(), text);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const realFs = require('node:fs') as typeof fs;
+    const stat = realFs.statSync;
+    const spy = jest.spyOn(realFs, 'statSync').mockImplementation(((p: fs.PathLike, o?: fs.StatSyncOptions) => {
+      const st = stat(p, o);
+      if (p === file()) realFs.appendFileSync(file(), 'x'.repeat(1024 * 1024)); // written meanwhile
+      return st;
+    }) as typeof fs.statSync);
+    try {
+      expect(() => loadTargetsFile(file())).toThrow(new TargetsFileError(`targets file ${file()}: larger than 1 MiB`));
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });

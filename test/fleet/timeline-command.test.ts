@@ -169,3 +169,17 @@ test('the defaults: 1 s back-off doubling; starts counted; the running state and
   expect(cmd.running).toBe(false);
   await cmd.stop();
 });
+
+test('a run that printed nothing adds nothing to the log: only a partial last line is ended (issue 23)', async () => {
+  // Neither starts: nothing was written, so there is no partial line to end.
+  const a = start(['/nonexistent/cuzk-log-command'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  const b = start([NODE, 'a\0b'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  await waitFor('both failed', () => a.failures.length >= 1 && b.failures.length >= 1);
+  for (const r of [a, b]) {
+    await r.cmd.stop();
+    const ended = new Promise<void>((resolve) => r.cmd.stream.once('end', resolve));
+    r.cmd.stream.end(); // (the test's own: flushes what was written into 'data')
+    await ended;
+    expect(r.out()).toBe('');
+  }
+});
