@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError } from '../../src/engine/sources/fleet/targets-file';
 
 let dir: string;
@@ -263,4 +264,42 @@ describe('edges of each rule (issue 23)', () => {
       spy.mockRestore();
     }
   });
+});
+
+test('deep nesting is refused before the YAML parser recurses: parsing a file of 200,000 brackets again (a reload) never aborts the process (issue 23)', () => {
+  // The yaml package recurses once per level: at ~1000 levels the stack overflows, and in the
+  // same process the next such parse aborted node ("RegExpCompiler Allocation failed - process
+  // out of memory", not catchable): the fleet's second reload of such a file would end it.
+  // Run in a child process (the compiled build, as the CLI runs it) so that an abort fails this test, not jest.
+  const script = path.join(dir, 'deep.js');
+  fs.writeFileSync(
+    script,
+    [
+      `const { parseTargets } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'src', 'engine', 'sources', 'fleet', 'targets-file.js'))});`,
+      "const texts = ['['.repeat(200000) + ']'.repeat(200000), '['.repeat(1000) + ']'.repeat(1000), 'targets: ' + '{x: '.repeat(1000) + '1' + '}'.repeat(1000), Array.from({ length: 700 }, (_, i) => ' '.repeat(i * 2) + '-').join('\\n') + ' 1\\n', '- '.repeat(5000) + '1\\n'];",
+      'for (let i = 0; i < 3; i++) {',
+      '  for (const t of texts) {',
+      '    try {',
+      "      parseTargets(t, 'f.yml');",
+      "      require('fs').writeSync(1, 'accepted\\n');",
+      '    } catch (e) {',
+      "      require('fs').writeSync(1, e.message + '\\n');",
+      '    }',
+      '  }',
+      '}',
+    ].join('\n'),
+  );
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 });
+  expect([r.status, r.signal, r.stderr.split('\n')[0]]).toEqual([0, null, '']);
+  const lines = r.stdout.trim().split('\n');
+  expect(lines).toHaveLength(15);
+  for (const l of lines) expect(l).toBe('targets file f.yml: not valid YAML: nested too deeply (more than 64 levels)');
+});
+
+test('64 levels of nesting are taken (the refusal is for deeper ones only) (issue 23)', () => {
+  // targets (1) > the list (2) > a target (3) > labels (4): a real file needs 4.
+  expect(parse('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820", labels: {r: x}, timeline_command: [sh]}\n')[0].labels).toEqual({ r: 'x' });
+  const deep = (n: number) => `targets: []\nx_: ${'['.repeat(n - 1)}${']'.repeat(n - 1)}\n`; // the top mapping and n - 1 lists
+  expect(() => parse(deep(64))).toThrow(/unknown key "x_"/);
+  expect(() => parse(deep(65))).toThrow(/nested too deeply \(more than 64 levels\)/);
 });
