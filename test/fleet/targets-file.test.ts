@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError } from '../../src/engine/sources/fleet/targets-file';
+import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError, yamlNestingDepth } from '../../src/engine/sources/fleet/targets-file';
 
 let dir: string;
 beforeAll(() => {
@@ -302,4 +302,23 @@ test('64 levels of nesting are taken (the refusal is for deeper ones only) (issu
   const deep = (n: number) => `targets: []\nx_: ${'['.repeat(n - 1)}${']'.repeat(n - 1)}\n`; // the top mapping and n - 1 lists
   expect(() => parse(deep(64))).toThrow(/unknown key "x_"/);
   expect(() => parse(deep(65))).toThrow(/nested too deeply \(more than 64 levels\)/);
+});
+
+test('yamlNestingDepth counts levels of block and flow lists and mappings, keys included, over every document (issue 23)', () => {
+  const cases: Array<[string, number]> = [
+    ['1', 0],
+    ['', 0],
+    ['[]', 1],
+    ['[[[]]]', 3],
+    ['a: 1', 1],
+    ['a: {b: [1]}', 3],
+    ['a:\n  b:\n    - - 1\n', 4], // map > map > seq > seq
+    ['- - - x\n', 3],
+    ['- a: [1]\n', 3],
+    ['{[[a]]: b}', 3], // a flow map whose key is a list of a list
+    ['? [a, [b]]\n: c\n', 3], // a block map whose key nests two lists
+    ['a: 1\n---\n[[[1]]]\n', 3], // the deepest document
+    ['[1, [2, {a: [3]}]]', 4],
+  ];
+  for (const [text, depth] of cases) expect([text, yamlNestingDepth(text)]).toEqual([text, depth]);
 });

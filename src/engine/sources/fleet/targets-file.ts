@@ -81,7 +81,7 @@ export function loadTargetsFile(file: string): TargetSpec[] {
 /** Parses and validates the text of a targets file; `file` names it in messages and anchors relative paths. */
 export function parseTargets(text: string, file: string): TargetSpec[] {
   let doc: unknown;
-  if (yamlNestingDepth(text, MAX_NESTING) > MAX_NESTING) throw new TargetsFileError(`targets file ${file}: not valid YAML: nested too deeply (more than ${MAX_NESTING} levels)`);
+  if (yamlNestingDepth(text) > MAX_NESTING) throw new TargetsFileError(`targets file ${file}: not valid YAML: nested too deeply (more than ${MAX_NESTING} levels)`);
   try {
     doc = YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
@@ -108,13 +108,14 @@ export function parseTargets(text: string, file: string): TargetSpec[] {
   });
 }
 
-type CstNode = { type?: string; key?: unknown; value?: unknown; items?: Array<{ key?: unknown; value?: unknown }> };
+type CstNode = { type?: string; value?: unknown; items?: Array<{ key?: unknown; value?: unknown }> };
 
 /**
  * Levels of lists and mappings (block or flow) in a YAML text, from the yaml package's syntax
- * tree (Parser: no recursion), walked with a stack of our own; stops counting past `stopAbove`.
+ * tree (Parser: no recursion), walked with a stack of our own. (Keys sit in a collection's
+ * items, next to their values: a document holds a value only.)
  */
-export function yamlNestingDepth(text: string, stopAbove = Infinity): number {
+export function yamlNestingDepth(text: string): number {
   let max = 0;
   const todo: Array<[unknown, number]> = [];
   for (const doc of new YAML.Parser().parse(text)) todo.push([doc, 0]);
@@ -123,11 +124,8 @@ export function yamlNestingDepth(text: string, stopAbove = Infinity): number {
     if (typeof node !== 'object' || node === null) continue;
     const n = node as CstNode;
     const level = n.type === 'block-map' || n.type === 'block-seq' || n.type === 'flow-collection' ? above + 1 : above;
-    if (level > max) {
-      max = level;
-      if (max > stopAbove) return max;
-    }
-    todo.push([n.key, level], [n.value, level]);
+    if (level > max) max = level;
+    todo.push([n.value, level]);
     if (Array.isArray(n.items)) for (const it of n.items) todo.push([it.key, level], [it.value, level]);
   }
   return max;
