@@ -319,6 +319,8 @@ test('yamlNestingDepth counts levels of block and flow lists and mappings, keys 
     ['? [a, [b]]\n: c\n', 3], // a block map whose key nests two lists
     ['a: 1\n---\n[[[1]]]\n', 3], // the deepest document
     ['[1, [2, {a: [3]}]]', 4],
+    [': c\n', 1], // a pair with no key
+    ['{: [b]}', 2],
   ];
   for (const [text, depth] of cases) expect([text, yamlNestingDepth(text)]).toEqual([text, depth]);
 });
