@@ -8,6 +8,9 @@
  * No daemon: the targets point at a closed loopback port (their polls fail, which is fine)
  * or at a command; nothing here waits on a poll.
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { Fields, Logger } from '../../src/util/logger';
 import { Fleet, FleetTarget, MISMATCH_LOOK_MS, TIMELINE_COMMAND_ERROR, TIMER_ERROR, withFields, type FleetOptions, type TargetExporter } from '../../src/engine/sources/fleet/fleet';
 import type { TargetSpec } from '../../src/engine/sources/fleet/targets-file';
@@ -153,6 +156,26 @@ test('stop: every target stopped and its exporter shut down; the list empty; the
   expect(timersOf(f).periods).toEqual([]);
 });
 
+test('stop with log-file and command targets: every look, sweep and poll of theirs is off the shared timers (issue 23)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-fleet-stop-'));
+  const { f } = makeFleet({ timelinePollMs: 50, commandBackoff: { minMs: 60_000, maxMs: 60_000 } });
+  try {
+    await f.apply([
+      { name: 'file', labels: {}, timelineFile: path.join(dir, 'cuzk.log') },
+      { name: 'cmd', labels: {}, timelineCommand: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] },
+      spec('status'),
+    ]);
+    expect(timersOf(f).periods.sort((a, b) => a - b)).toEqual(expect.arrayContaining([50, MISMATCH_LOOK_MS]));
+    const cmd = f.get('cmd')!.command!;
+    await until('the command running', () => cmd.running);
+    await f.stop();
+    expect(timersOf(f).periods).toEqual([]);
+    expect(cmd.running).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a periodic look that throws is counted (reason "timer") and logged; the other looks still run', async () => {
   const { f, rec } = makeFleet();
   let others = 0;
@@ -269,5 +292,88 @@ describe('FleetTarget', () => {
     expect(t.command).toBeNull();
     expect([...t.source.model.errors.entries()].map(([k]) => k)).not.toContain(TIMELINE_COMMAND_ERROR);
     expect(t.source.surfaceStates().map((s) => [s.name, s.target])).toEqual([['timeline', '/nonexistent-dir-cuzk/x.log']]);
+  });
+
+  // --- issue 23 triage: the TIMELINE options a target hands its source ---
+
+  test('the look on the timer is the target\'s look: a mismatch seen through it is noted, a compose failure counted (issue 23)', async () => {
+    const rec = recorder();
+    const looks: Array<() => void> = [];
+    const t = new FleetTarget(spec('y'), opts(rec, { every: (p, fn) => (p === MISMATCH_LOOK_MS && looks.push(fn), () => undefined) }));
+    t.start();
+    try {
+      expect(looks).toHaveLength(1);
+      t.source.model.statusMismatch = () => true;
+      const before = performance.now();
+      looks[0]();
+      expect(t.mismatchSeenAt).toBeGreaterThanOrEqual(before);
+      expect(t.mismatchSeenAt).toBeGreaterThan(0);
+      t.source.refresh = () => {
+        throw new Error('compose failed');
+      };
+      looks[0]();
+      expect(t.source.model.errors.get('status')).toBe(1);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  test('a log file target: its TIMELINE looks on the fleet\'s timers at --cuzk.timeline-poll-interval (default 100 ms), started with the target (issue 23)', async () => {
+    const rec = recorder();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-fleet-tl-'));
+    const log = path.join(dir, 'cuzk.log');
+    fs.writeFileSync(log, '');
+    const periods = (pollMs: number | undefined) => {
+      const seen: number[] = [];
+      const t = new FleetTarget({ name: 'f', labels: {}, timelineFile: log }, opts(rec, { every: (p) => (seen.push(p), () => undefined), ...(pollMs === undefined ? {} : { timelinePollMs: pollMs }) }));
+      expect(seen).toEqual([]); // nothing before start
+      t.start();
+      return { t, seen };
+    };
+    const a = periods(37);
+    const b = periods(undefined);
+    try {
+      expect(a.seen).toContain(37);
+      expect(a.seen).not.toContain(100);
+      expect(b.seen).toContain(100);
+      expect(b.seen).toContain(MISMATCH_LOOK_MS);
+    } finally {
+      await a.t.stop();
+      await b.t.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a log file target in a fleet: lines appended after its start are read (issue 23)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cuzk-fleet-tl-'));
+    const log = path.join(dir, 'cuzk.log');
+    fs.writeFileSync(log, '');
+    const { f } = makeFleet({ timelinePollMs: 20 });
+    try {
+      await f.apply([{ name: 'f', labels: {}, timelineFile: log }]);
+      const t = f.get('f')!;
+      fs.appendFileSync(log, 'TIMELINE,10,GPU_PICKUP,job-a,worker=0,partition=0\nTIMELINE,20,GPU_START,job-a,worker=0,partition=0\n');
+      await until('the lines read', () => t.source.timeline!.eventsTotal >= 2);
+      expect(t.source.surfaceStates()).toEqual([{ name: 'timeline', target: log, up: true, degraded: [] }]);
+    } finally {
+      await f.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a command target: its output is the TIMELINE surface\'s input, the surface named after the command (issue 23)', async () => {
+    const rec = recorder();
+    const argv = [process.execPath, '-e', 'process.stdout.write("TIMELINE,10,GPU_PICKUP,job-a,worker=0,partition=0\\nTIMELINE,20,GPU_START,job-a,worker=0,partition=0\\n"); setInterval(() => {}, 1000)'];
+    const t = new FleetTarget({ name: 'cmd', labels: {}, timelineCommand: argv }, opts(rec, { every: () => () => undefined }));
+    expect(t.source.surfaceStates().map((s) => [s.name, s.target])).toEqual([['timeline', `command ${argv[0]} ${argv[1]} ${argv[2]}`]]);
+    t.start();
+    try {
+      await until('the lines read', () => t.source.timeline!.eventsTotal >= 2);
+      expect(t.command!.running).toBe(true);
+      expect(t.source.surfaceStates()[0].up).toBe(true);
+      expect(t.source.model.errors.get(TIMELINE_COMMAND_ERROR)).toBe(0);
+    } finally {
+      await t.stop();
+    }
   });
 });

@@ -5,7 +5,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError } from '../../src/engine/sources/fleet/targets-file';
+import { spawnSync } from 'node:child_process';
+import { findExecutable, loadTargetsFile, parseTargets, sameSurfaces, TargetsFileError, yamlNestingDepth } from '../../src/engine/sources/fleet/targets-file';
 
 let dir: string;
 beforeAll(() => {
@@ -233,4 +234,93 @@ describe('edges of each rule (issue 23)', () => {
     const bare = { name: 'a', labels: {} };
     expect(sameSurfaces(bare, { ...bare })).toBe(true);
   });
+  test('null where a mapping is needed (an empty file, a ~ target) is refused with the mapping message, not a crash (issue 23)', () => {
+    expect(refused('')).toBe('the top level must be a mapping with a "targets" list');
+    expect(refused('~\n')).toBe('the top level must be a mapping with a "targets" list');
+    expect(refused('targets: [~]\n')).toBe('targets[0] must be a mapping (name, labels, grpc_address, status_url, timeline_file or timeline_command)');
+    expect(refused('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820"}\n  - null\n')).toBe('targets[1] must be a mapping (name, labels, grpc_address, status_url, timeline_file or timeline_command)');
+  });
+  test('the 1 MiB limit is on bytes: fewer than 1 Mi characters that take more than 1 MiB are refused (issue 23)', () => {
+    // 600,000 two-byte characters: 1,200,000 bytes + the head, 600,000 characters.
+    fs.writeFileSync(file(), 'targets: []\n#' + '\u00e9'.repeat(600_000));
+    expect(fs.statSync(file()).size).toBeGreaterThan(1024 * 1024);
+    expect(() => loadTargetsFile(file())).toThrow(new TargetsFileError(`targets file ${file()}: larger than 1 MiB`));
+  });
+  test('a file that grows past 1 MiB between its stat and its read is refused (issue 23)', () => {
+    const text = 'targets: []\n#';
+    fs.writeFileSync(file(), text);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const realFs = require('node:fs') as typeof fs;
+    const stat = realFs.statSync;
+    const spy = jest.spyOn(realFs, 'statSync').mockImplementation(((p: fs.PathLike, o?: fs.StatSyncOptions) => {
+      const st = stat(p, o);
+      if (p === file()) realFs.appendFileSync(file(), 'x'.repeat(1024 * 1024)); // written meanwhile
+      return st;
+    }) as typeof fs.statSync);
+    try {
+      expect(() => loadTargetsFile(file())).toThrow(new TargetsFileError(`targets file ${file()}: larger than 1 MiB`));
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+test('deep nesting is refused before the YAML parser recurses: parsing a file of 200,000 brackets again (a reload) never aborts the process (issue 23)', () => {
+  // The yaml package recurses once per level: at ~1000 levels the stack overflows, and in the
+  // same process the next such parse aborted node ("RegExpCompiler Allocation failed - process
+  // out of memory", not catchable): the fleet's second reload of such a file would end it.
+  // Run in a child process (the compiled build, as the CLI runs it) so that an abort fails this test, not jest.
+  const script = path.join(dir, 'deep.js');
+  fs.writeFileSync(
+    script,
+    [
+      `const { parseTargets } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'src', 'engine', 'sources', 'fleet', 'targets-file.js'))});`,
+      "const texts = ['['.repeat(200000) + ']'.repeat(200000), '['.repeat(1000) + ']'.repeat(1000), 'targets: ' + '{x: '.repeat(1000) + '1' + '}'.repeat(1000), Array.from({ length: 700 }, (_, i) => ' '.repeat(i * 2) + '-').join('\\n') + ' 1\\n', '- '.repeat(5000) + '1\\n'];",
+      'for (let i = 0; i < 3; i++) {',
+      '  for (const t of texts) {',
+      '    try {',
+      "      parseTargets(t, 'f.yml');",
+      "      require('fs').writeSync(1, 'accepted\\n');",
+      '    } catch (e) {',
+      "      require('fs').writeSync(1, e.message + '\\n');",
+      '    }',
+      '  }',
+      '}',
+    ].join('\n'),
+  );
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 60_000 });
+  expect([r.status, r.signal, r.stderr.split('\n')[0]]).toEqual([0, null, '']);
+  const lines = r.stdout.trim().split('\n');
+  expect(lines).toHaveLength(15);
+  for (const l of lines) expect(l).toBe('targets file f.yml: not valid YAML: nested too deeply (more than 64 levels)');
+});
+
+test('64 levels of nesting are taken (the refusal is for deeper ones only) (issue 23)', () => {
+  // targets (1) > the list (2) > a target (3) > labels (4): a real file needs 4.
+  expect(parse('targets:\n  - {name: a, grpc_address: "1.2.3.4:9820", labels: {r: x}, timeline_command: [sh]}\n')[0].labels).toEqual({ r: 'x' });
+  const deep = (n: number) => `targets: []\nx_: ${'['.repeat(n - 1)}${']'.repeat(n - 1)}\n`; // the top mapping and n - 1 lists
+  expect(() => parse(deep(64))).toThrow(/unknown key "x_"/);
+  expect(() => parse(deep(65))).toThrow(/nested too deeply \(more than 64 levels\)/);
+});
+
+test('yamlNestingDepth counts levels of block and flow lists and mappings, keys included, over every document (issue 23)', () => {
+  const cases: Array<[string, number]> = [
+    ['1', 0],
+    ['', 0],
+    ['[]', 1],
+    ['[[[]]]', 3],
+    ['a: 1', 1],
+    ['a: {b: [1]}', 3],
+    ['a:\n  b:\n    - - 1\n', 4], // map > map > seq > seq
+    ['- - - x\n', 3],
+    ['- a: [1]\n', 3],
+    ['{[[a]]: b}', 3], // a flow map whose key is a list of a list
+    ['? [a, [b]]\n: c\n', 3], // a block map whose key nests two lists
+    ['a: 1\n---\n[[[1]]]\n', 3], // the deepest document
+    ['[1, [2, {a: [3]}]]', 4],
+    [': c\n', 1], // a pair with no key
+    ['{: [b]}', 2],
+  ];
+  for (const [text, depth] of cases) expect([text, yamlNestingDepth(text)]).toEqual([text, depth]);
 });

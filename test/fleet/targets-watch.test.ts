@@ -247,4 +247,27 @@ describe('looking for changes (fake timers)', () => {
     await flush();
     expect(fleet.applied).toEqual([]);
   });
+
+  test('a reload found by the look is logged as "changed"; a file rewritten in place (same inode, new size) is a change too (issue 23)', async () => {
+    write(good('a'));
+    jest.useFakeTimers();
+    const { fleet, rec, w } = watch(50);
+    w.start();
+    fs.writeFileSync(file, good('a', 'bb')); // in place: the inode stays
+    jest.advanceTimersByTime(50);
+    await flush();
+    await (w as unknown as { chain: Promise<unknown> }).chain;
+    await w.stop();
+    expect(fleet.applied).toEqual([['a', 'bb']]);
+    expect(rec.lines.map((l) => [l[0], l[1], l[2]?.why])).toEqual([['info', 'targets file reloaded', 'changed']]);
+  });
+});
+
+test('lastSuccessSecs: Unix seconds of the last good load (issue 23)', async () => {
+  write(good('a'));
+  const { w } = watch();
+  const t0 = Date.now() / 1000;
+  expect(await w.reload('SIGHUP')).toBe(true);
+  expect(w.lastSuccessSecs).toBeGreaterThanOrEqual(t0 - 0.01);
+  expect(w.lastSuccessSecs).toBeLessThanOrEqual(Date.now() / 1000 + 0.01);
 });

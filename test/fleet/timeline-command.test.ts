@@ -4,6 +4,9 @@
  * restarted with exponential back-off, a long run resets the back-off, a program that
  * cannot start is counted like an exit, and stop() ends it (SIGKILL if it ignores SIGTERM).
  */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { silentLogger } from '../../src/util/logger';
 import { TimelineCommand, TimelineCommandOptions } from '../../src/engine/sources/fleet/timeline-command';
 
@@ -168,4 +171,52 @@ test('the defaults: 1 s back-off doubling; starts counted; the running state and
   expect(cmd.starts).toBe(1);
   expect(cmd.running).toBe(false);
   await cmd.stop();
+});
+
+test('a run that printed nothing adds nothing to the log: only a partial last line is ended (issue 23)', async () => {
+  // Neither starts: nothing was written, so there is no partial line to end.
+  const a = start(['/nonexistent/cuzk-log-command'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  const b = start([NODE, 'a\0b'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  await waitFor('both failed', () => a.failures.length >= 1 && b.failures.length >= 1);
+  for (const r of [a, b]) {
+    await r.cmd.stop();
+    const ended = new Promise<void>((resolve) => r.cmd.stream.once('end', resolve));
+    r.cmd.stream.end(); // (the test's own: flushes what was written into 'data')
+    await ended;
+    expect(r.out()).toBe('');
+  }
+});
+
+test('its standard input is /dev/null (at its end at once); output that ends with a newline is passed on exactly (issue 23)', async () => {
+  const r = start([NODE, '-e', 'process.stdin.on("end", () => { process.stdout.write("stdin ended\\n"); process.exit(4); }); process.stdin.resume()'], { minBackoffMs: 60_000, maxBackoffMs: 60_000 });
+  await waitFor('the exit', () => r.failures.length >= 1, 10_000);
+  expect(r.failures[0].msg).toMatch(/exited with code 4; restarting in 60s$/);
+  await r.cmd.stop();
+  const ended = new Promise<void>((resolve) => r.cmd.stream.once('end', resolve));
+  r.cmd.stream.end(); // (the test's own: flushes what was written into 'data')
+  await ended;
+  expect(r.out()).toBe('stdin ended\n');
+});
+
+test('a run ended by a signal says so; the next run, while it runs, has no back-off in force (issue 23)', async () => {
+  const marker = path.join(os.tmpdir(), `cuzk-tc-${process.pid}-${Date.now()}`);
+  const r = start([NODE, '-e', `const fs = require("fs"); if (!fs.existsSync(${JSON.stringify(marker)})) { fs.writeFileSync(${JSON.stringify(marker)}, ""); process.kill(process.pid, "SIGKILL"); } else setInterval(() => {}, 1000);`]);
+  try {
+    await waitFor('the second run running', () => r.failures.length === 1 && r.cmd.running && r.cmd.starts === 2);
+    expect(r.failures[0].msg).toMatch(/\) was ended by SIGKILL; restarting in 0\.1s$/);
+    expect(r.failures[0].backoff).toBe(100);
+    expect(r.cmd.backoffMs).toBe(0);
+    expect(r.states).toEqual([true, false, true]);
+  } finally {
+    await r.cmd.stop();
+    fs.rmSync(marker, { force: true });
+  }
+});
+
+test('stopped before it was seen to start: no running state is reported, and it is not running (issue 23)', async () => {
+  const r = start([NODE, '-e', 'setInterval(() => {}, 1000)']);
+  await r.cmd.stop(); // at once, before the child's 'spawn' event
+  expect(r.states).toEqual([]);
+  expect(r.cmd.running).toBe(false);
+  expect(r.failures).toEqual([]);
 });

@@ -16,7 +16,11 @@
  * file keeps the last good set, logged and counted; fleet.ts). Anything unknown is an error,
  * as in the web config: a typo must not silently drop a surface. Limits (docs/hostile-inputs.md):
  * 1 MiB, 1000 targets, 32 labels per target, names of at most 128 characters, commands of
- * at most 64 arguments of 4096 characters.
+ * at most 64 arguments of 4096 characters, 64 levels of lists and mappings (measured on the
+ * syntax tree, which the yaml package builds without recursion, before it composes the file:
+ * its composer recurses once per level, overflows the stack at ~1000 levels, and in the
+ * same process a later overflow could abort node, "RegExpCompiler Allocation failed - process
+ * out of memory", which no catch sees: a fleet's second reload of such a file ended it).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -41,6 +45,7 @@ export const MAX_LABELS = 32;
 export const MAX_LABEL_VALUE = 1024;
 export const MAX_COMMAND_ARGS = 64;
 export const MAX_COMMAND_ARG = 4096;
+export const MAX_NESTING = 64;
 
 /** A target name: the `instance` label, the `target` query parameter and a path segment. */
 export const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -76,6 +81,7 @@ export function loadTargetsFile(file: string): TargetSpec[] {
 /** Parses and validates the text of a targets file; `file` names it in messages and anchors relative paths. */
 export function parseTargets(text: string, file: string): TargetSpec[] {
   let doc: unknown;
+  if (yamlNestingDepth(text) > MAX_NESTING) throw new TargetsFileError(`targets file ${file}: not valid YAML: nested too deeply (more than ${MAX_NESTING} levels)`);
   try {
     doc = YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
@@ -100,6 +106,29 @@ export function parseTargets(text: string, file: string): TargetSpec[] {
     seen.add(spec.name);
     return spec;
   });
+}
+
+type CstNode = { type?: string; value?: unknown; items?: Array<{ key?: unknown; value?: unknown }> };
+
+/**
+ * Levels of lists and mappings (block or flow) in a YAML text, from the yaml package's syntax
+ * tree (Parser: no recursion), walked with a stack of our own. (Keys sit in a collection's
+ * items, next to their values: a document holds a value only.)
+ */
+export function yamlNestingDepth(text: string): number {
+  let max = 0;
+  const todo: Array<[unknown, number]> = [];
+  for (const doc of new YAML.Parser().parse(text)) todo.push([doc, 0]);
+  while (todo.length > 0) {
+    const [node, above] = todo.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    const n = node as CstNode;
+    const level = n.type === 'block-map' || n.type === 'block-seq' || n.type === 'flow-collection' ? above + 1 : above;
+    if (level > max) max = level;
+    todo.push([n.value, level]);
+    if (Array.isArray(n.items)) for (const it of n.items) todo.push([it.key, level], [it.value, level]);
+  }
+  return max;
 }
 
 function parseTarget(t: unknown, i: number, dir: string, fail: (what: string) => never): TargetSpec {
