@@ -6,6 +6,7 @@
  * Bad values give one readable line (UsageError) and a non-zero exit.
  */
 import YAML from 'yaml';
+import { MAX_NESTING, yamlNestingDepth } from '../util/yaml-depth';
 import { LOG_FORMATS, LOG_LEVELS } from '../util/logger';
 import { FileRefused, readRegularFile } from '../util/regular-file';
 import { parseStrictJson } from '../util/strict-json';
@@ -211,10 +212,11 @@ function readConfigFile(file: string): Record<string, unknown> {
   let doc: unknown;
   try {
     // Duplicate keys and deep nesting are errors in both formats (strict-json.ts).
+    if (!file.endsWith('.json') && yamlNestingDepth(text) > MAX_NESTING) throw new RangeError(`more than ${MAX_NESTING} levels`);
     doc = file.endsWith('.json') ? parseStrictJson(text) : YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
     // yaml reports a stack overflow inside its own error ("Maximum call stack size exceeded at line …").
-    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? 'nested too deeply' : file.endsWith('.json') ? (e as Error).message.split('\n')[0] : yamlErrorLine(e as Error, text);
+    const msg = e instanceof RangeError || /Maximum call stack/.test((e as Error).message) ? `nested too deeply (more than ${MAX_NESTING} levels)` : file.endsWith('.json') ? (e as Error).message.split('\n')[0] : yamlErrorLine(e as Error, text);
     throw new UsageError(`--config.file ${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${msg}`);
   }
   if (doc === null || doc === undefined) return {};

@@ -35,6 +35,7 @@ import { isIP } from 'node:net';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import YAML from 'yaml';
+import { MAX_NESTING, yamlNestingDepth } from '../util/yaml-depth';
 import type { Logger } from '../util/logger';
 import { FileRefused, readRegularFile } from '../util/regular-file';
 import { BcryptPool } from './bcrypt-pool';
@@ -156,6 +157,8 @@ function pemCertificates(buf: Buffer): crypto.X509Certificate[] | string {
 
 /** Parses YAML text the way every config file of ours is parsed: duplicate keys and deep nesting are errors. */
 function parseYaml(file: string, text: string): unknown {
+  // Measured first: a deep enough file overflows the parser's stack, and the process may not survive the next parse (yaml-depth.ts).
+  if (yamlNestingDepth(text) > MAX_NESTING) fail(file, `not valid YAML: nested too deeply (more than ${MAX_NESTING} levels)`);
   try {
     return YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {

@@ -26,6 +26,7 @@
  */
 import * as fs from 'node:fs';
 import YAML from 'yaml';
+import { MAX_NESTING, yamlNestingDepth } from '../util/yaml-depth';
 import { parseMix } from '../engine/sources/native/workload';
 import type { Logger } from '../util/logger';
 import type { Resolved } from '../cli/options';
@@ -45,6 +46,7 @@ function readFleetFile(file: string): Entry[] {
   try {
     const text = fs.readFileSync(file, 'utf8');
     if (text.length > 1024 * 1024) throw new Error('larger than 1 MiB');
+    if (yamlNestingDepth(text) > MAX_NESTING) throw new Error(`nested too deeply (more than ${MAX_NESTING} levels)`);
     doc = YAML.parse(text, { uniqueKeys: true, maxAliasCount: 100 });
   } catch (e) {
     throw new UsageError(`--simulate.fleet-file ${file}: ${(e as Error).message.split('\n')[0]}`);

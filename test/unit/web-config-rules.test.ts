@@ -158,7 +158,13 @@ describe('loadWebConfig: the file', () => {
     expect(m).not.toContain('\n');
   });
   test('nesting too deep for the parser is an error, not a crash', () => {
-    expect(refusal('['.repeat(1000) + ']'.repeat(1000))).toBe('not valid YAML: nested too deeply');
+    expect(refusal('['.repeat(1000) + ']'.repeat(1000))).toBe('not valid YAML: nested too deeply (more than 64 levels)');
+  });
+  test('nesting is measured before parsing: 65 levels refused as too deep, 64 reach the parser and the rules', () => {
+    // n levels: the top mapping, headers, and n - 2 flow lists.
+    const deep = (n: number) => `headers:\n  X-A: ${'['.repeat(n - 2)}1${']'.repeat(n - 2)}\n`;
+    expect(refusal(deep(65))).toBe('not valid YAML: nested too deeply (more than 64 levels)');
+    expect(refusal(deep(64))).not.toContain('nested too deeply');
   });
   test('null sections are absent sections', () => {
     expect(load('tls_server_config:\nhttp_server_config:\nbasic_auth_users:\nrate_limit:\n')).toMatchObject({ headers: {}, http2: true, warnings: [] });

@@ -26,6 +26,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import YAML from 'yaml';
 import { grpcTarget } from '../attach/grpc-surface';
+import { MAX_NESTING, yamlNestingDepth } from '../../../util/yaml-depth';
 import { yamlErrorLine } from '../../../util/yaml-error';
 
 export interface TargetSpec {
@@ -45,7 +46,7 @@ export const MAX_LABELS = 32;
 export const MAX_LABEL_VALUE = 1024;
 export const MAX_COMMAND_ARGS = 64;
 export const MAX_COMMAND_ARG = 4096;
-export const MAX_NESTING = 64;
+export { MAX_NESTING, yamlNestingDepth } from '../../../util/yaml-depth';
 
 /** A target name: the `instance` label, the `target` query parameter and a path segment. */
 export const TARGET_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -106,29 +107,6 @@ export function parseTargets(text: string, file: string): TargetSpec[] {
     seen.add(spec.name);
     return spec;
   });
-}
-
-type CstNode = { type?: string; value?: unknown; items?: Array<{ key?: unknown; value?: unknown }> };
-
-/**
- * Levels of lists and mappings (block or flow) in a YAML text, from the yaml package's syntax
- * tree (Parser: no recursion), walked with a stack of our own. (Keys sit in a collection's
- * items, next to their values: a document holds a value only.)
- */
-export function yamlNestingDepth(text: string): number {
-  let max = 0;
-  const todo: Array<[unknown, number]> = [];
-  for (const doc of new YAML.Parser().parse(text)) todo.push([doc, 0]);
-  while (todo.length > 0) {
-    const [node, above] = todo.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    const n = node as CstNode;
-    const level = n.type === 'block-map' || n.type === 'block-seq' || n.type === 'flow-collection' ? above + 1 : above;
-    if (level > max) max = level;
-    todo.push([n.value, level]);
-    if (Array.isArray(n.items)) for (const it of n.items) todo.push([it.key, level], [it.value, level]);
-  }
-  return max;
 }
 
 function parseTarget(t: unknown, i: number, dir: string, fail: (what: string) => never): TargetSpec {
