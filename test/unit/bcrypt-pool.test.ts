@@ -134,9 +134,12 @@ test('a worker that fails (an exception escapes it) rejects what it owed with it
     const first = made[0];
     const exited = new Promise((d) => first.once('exit', d));
     // Asked when the failure is known but before the failed worker's exit (listeners run in order: the pool's first).
-    let between: Promise<boolean> | undefined;
+    let between: Promise<boolean | Error> | undefined;
     first.once('error', () => {
-      between = pool.compare('beta', H_B);
+      between = pool.compare('beta', H_B).then(
+        (ok) => ok,
+        (e: Error) => e,
+      );
     });
     await expect(owed).rejects.toThrow(/^bcrypt worker failed: boom$/);
     await exited;
