@@ -23,6 +23,8 @@ parentPort.on('message', (m) => {
 interface Job {
   resolve(ok: boolean): void;
   reject(e: Error): void;
+  /** The worker asked: only its failure fails the job. */
+  worker: Worker;
 }
 
 export class BcryptPool {
@@ -48,7 +50,7 @@ export class BcryptPool {
     const w = this.ensureWorker();
     const id = this.nextId++;
     return new Promise<boolean>((resolve, reject) => {
-      this.jobs.set(id, { resolve, reject });
+      this.jobs.set(id, { resolve, reject, worker: w });
       w.ref(); // keep the process alive while a comparison is owed to a request
       w.postMessage({ id, pass, hash });
     });
@@ -64,11 +66,15 @@ export class BcryptPool {
       if (this.jobs.size === 0) w.unref();
       job.resolve(m.ok === true);
     });
+    // A failed worker emits 'error' and then 'exit'; a comparison asked in between went to a
+    // new worker, which the old one's exit must neither drop nor fail.
     const failAll = (why: Error) => {
       if (this.worker === w) this.worker = null;
-      const jobs = [...this.jobs.values()];
-      this.jobs.clear();
-      for (const j of jobs) j.reject(why);
+      for (const [id, j] of this.jobs) {
+        if (j.worker !== w) continue;
+        this.jobs.delete(id);
+        j.reject(why);
+      }
     };
     w.on('error', (e) => failAll(new Error(`bcrypt worker failed: ${e.message}`)));
     w.on('exit', (code) => failAll(new Error(`bcrypt worker exited (${code})`)));

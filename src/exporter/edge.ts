@@ -184,8 +184,12 @@ export function createEdgeServer(o: EdgeOptions): Edge {
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [s, c] of conns) {
-      // Buffered for the client and not yet taken by the system (the TLS socket for TLS).
-      const pending = c.q.current?.socket?.writableLength ?? 0;
+      // Owed to the client and not yet taken by the system: what the answer's socket (the TLS
+      // socket for TLS) holds, plus what libuv still queues on the raw socket. An answer is
+      // one write (one res.end), whose writableLength stays whole until all of it is taken;
+      // the raw queue is what goes down while the client reads.
+      const cur = c.q.current?.socket;
+      const pending = cur ? cur.writableLength + ((s as unknown as { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0) : 0;
       if (pending === 0 || c.pending === 0 || pending < c.pending) c.pendingSince = now; // none yet, or progress
       c.pending = pending;
       if (pending > 0 && now - c.pendingSince >= writeStallMs) {

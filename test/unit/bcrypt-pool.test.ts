@@ -5,6 +5,7 @@
  * of cost 4, so each comparison is a millisecond.
  */
 import bcrypt from 'bcryptjs';
+import workerThreads from 'node:worker_threads';
 import { BcryptPool } from '../../src/exporter/bcrypt-pool';
 
 // A mutant that leaves something waiting fails here in 10 s, not at Stryker's ~30 s timeout.
@@ -93,4 +94,64 @@ test('a worker that dies fails what it owed; the next comparison gets a new work
   expect(pool.hasRoom()).toBe(true);
   expect(await pool.compare('beta', H_B)).toBe(true);
   expect((pool as unknown as { worker: unknown }).worker).not.toBe(w);
+});
+
+/** MessagePorts keeping the event loop alive (a ref'd worker lists its port). */
+const keptAlive = (): number => process.getActiveResourcesInfo().filter((x) => x === 'MessagePort').length;
+
+test('the pool keeps the process alive while a comparison is owed, and not once nothing is', async () => {
+  pool = new BcryptPool(4);
+  const base = keptAlive();
+  const p1 = pool.compare('alpha', H_A);
+  expect(keptAlive()).toBe(base + 1);
+  expect(await p1).toBe(true);
+  expect(keptAlive()).toBe(base);
+  // Two owed: the first answer leaves the second owed, still kept alive; then not.
+  const quick = pool.compare('alpha', H_A);
+  const slow = pool.compare('gamma', SLOW);
+  expect(await quick).toBe(true);
+  expect(pool.pending).toBe(1);
+  expect(keptAlive()).toBe(base + 1);
+  expect(await slow).toBe(true);
+  expect(keptAlive()).toBe(base);
+});
+
+test('a worker that fails (an exception escapes it) rejects what it owed with its message; a comparison asked before it has exited goes to a new worker and is answered', async () => {
+  const Real = workerThreads.Worker;
+  const made: InstanceType<typeof Real>[] = [];
+  // The pool's first worker throws on its first message, as a crash in bcryptjs would.
+  const spy = jest.spyOn(workerThreads, 'Worker').mockImplementation(function (src: string | URL, opts?: workerThreads.WorkerOptions) {
+    const w =
+      made.length === 0
+        ? new Real("require('node:worker_threads').parentPort.on('message', () => { throw new Error('boom'); });", { eval: true })
+        : new Real(src, opts);
+    made.push(w);
+    return w;
+  } as never);
+  try {
+    pool = new BcryptPool(4);
+    const owed = pool.compare('alpha', H_A);
+    const first = made[0];
+    const exited = new Promise((d) => first.once('exit', d));
+    // Asked when the failure is known but before the failed worker's exit (listeners run in order: the pool's first).
+    let between: Promise<boolean | Error> | undefined;
+    first.once('error', () => {
+      between = pool.compare('beta', H_B).then(
+        (ok) => ok,
+        (e: Error) => e,
+      );
+    });
+    await expect(owed).rejects.toThrow(/^bcrypt worker failed: boom$/);
+    await exited;
+    expect(made).toHaveLength(2);
+    expect(await between).toBe(true);
+    // The new worker stays the pool's worker: the next comparison does not start a third.
+    expect(await pool.compare('alpha', H_A)).toBe(true);
+    expect(made).toHaveLength(2);
+    expect(pool.pending).toBe(0);
+  } finally {
+    spy.mockRestore();
+    // A worker the pool lost track of (a defect) must not keep this process alive.
+    for (const w of made) await w.terminate();
+  }
 });

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tls from 'node:tls';
 import * as crypto from 'node:crypto';
+import nodeFs from 'node:fs';
 import { clientCertProblem, connectionsThatFit, createEdgeServer, Edge, EdgeOptions } from '../../src/exporter/edge';
 import { loadWebConfig, TlsSettings, WebConfigHolder } from '../../src/exporter/web-config';
 import { createLogger } from '../../src/util/logger';
@@ -177,6 +178,101 @@ describe('connectionsThatFit', () => {
     const want = Math.max(1, free - Math.max(16, Math.ceil(free / 8)));
     expect(got).toBe(want);
     expect(got).toBeLessThan(Number(m[1]));
+  });
+});
+
+/** /proc/self/limits as Linux writes it, with the given "Max open files" soft and hard values. */
+const limitsText = (soft: string, hard = soft): string =>
+  [
+    'Limit                     Soft Limit           Hard Limit           Units     ',
+    'Max cpu time              unlimited            unlimited            seconds   ',
+    'Max processes             96362                96362                processes ',
+    `Max open files            ${soft.padEnd(21)}${hard.padEnd(21)}files     `,
+    'Max locked memory         8388608              8388608              bytes     ',
+    '',
+  ].join('\n');
+
+/** Runs f with /proc/self/limits and /proc/self/fd (that many entries) as given; every other path read for real. */
+function withProc<T>(limits: string | Error, fds: number, f: () => T): T {
+  const realRead = nodeFs.readFileSync;
+  const realDir = nodeFs.readdirSync;
+  const r = jest.spyOn(nodeFs, 'readFileSync').mockImplementation(((p: string, ...a: unknown[]) => {
+    if (p === '/proc/self/limits') {
+      if (limits instanceof Error) throw limits;
+      return limits;
+    }
+    return (realRead as (...x: unknown[]) => unknown)(p, ...a);
+  }) as typeof nodeFs.readFileSync);
+  const d = jest.spyOn(nodeFs, 'readdirSync').mockImplementation(((p: string, ...a: unknown[]) => {
+    if (p === '/proc/self/fd') return Array.from({ length: fds }, (_, i) => String(i));
+    return (realDir as (...x: unknown[]) => unknown)(p, ...a);
+  }) as typeof nodeFs.readdirSync);
+  try {
+    return f();
+  } finally {
+    r.mockRestore();
+    d.mockRestore();
+  }
+}
+
+describe('connectionsThatFit over a given /proc (hand-computed)', () => {
+  test.each([
+    // soft limit, open files, want: free = soft - open; reserve = max(16, ceil(free / 8))
+    ['1000', 40, 840], // free 960, reserve 120
+    ['100', 20, 64], // free 80, reserve 16 (an eighth would be 10)
+    ['1024', 0, 896], // free 1024, reserve 128
+    ['150', 5, 126], // free 145, reserve max(16, ceil(18.125) = 19) = 19 (floor would give 127)
+    ['20', 10, 1], // free 10, less the reserve of 16: never below 1
+  ] as [string, number, number][])('soft limit %s, %i open: %i', (soft, open, want) => {
+    expect(withProc(limitsText(soft, '4096'), open, connectionsThatFit)).toBe(want);
+  });
+  test('an unlimited soft limit, an unreadable /proc, or no "Max open files" line: Infinity', () => {
+    expect(withProc(limitsText('unlimited'), 40, connectionsThatFit)).toBe(Infinity);
+    expect(withProc(Object.assign(new Error('ENOENT'), { code: 'ENOENT' }), 40, connectionsThatFit)).toBe(Infinity);
+    expect(withProc('Limit  Soft Limit  Hard Limit  Units\nMax processes 10 10 processes\n', 40, connectionsThatFit)).toBe(Infinity);
+  });
+  test('the start-up warning: only when fewer connections fit than --web.max-connections', () => {
+    const warns = (max: number): Record<string, unknown>[] => {
+      const logs: Record<string, unknown>[] = [];
+      const log = createLogger('debug', 'json', (l) => logs.push(JSON.parse(l) as Record<string, unknown>));
+      const web = new WebConfigHolder(undefined, log, { checkEveryMs: 0 });
+      // 1000 files, 40 open: 840 fit (above).
+      const edge = withProc(limitsText('1000'), 40, () => createEdgeServer({ web, log, handler: () => {}, maxConnections: max }));
+      edge.server.close();
+      void web.close();
+      return logs.filter((l) => l.level === 'warn');
+    };
+    expect(warns(840)).toEqual([]);
+    expect(warns(839)).toEqual([]);
+    expect(warns(841)).toEqual([expect.objectContaining({ msg: expect.stringMatching(/^few file descriptors/), max_connections: 841, serving_at_most: 840 })]);
+  });
+});
+
+describe('the edge\'s sweep timer', () => {
+  test('keeps nothing alive and is stopped with the server', async () => {
+    const si = jest.spyOn(global, 'setInterval');
+    const ci = jest.spyOn(global, 'clearInterval');
+    const log = createLogger('error', 'json', () => {});
+    const web = new WebConfigHolder(undefined, log, { checkEveryMs: 0 });
+    const timers = () => process.getActiveResourcesInfo().filter((x) => x === 'Timeout').length;
+    const before = timers();
+    const edge = createEdgeServer({ web, log, handler: () => {} });
+    let closed = false;
+    try {
+      // Not listening: nothing of the edge may hold the process open.
+      expect(timers()).toBe(before);
+      const made = si.mock.results.map((x) => x.value as NodeJS.Timeout);
+      expect(made.length).toBeGreaterThan(0);
+      await new Promise((d) => edge.server.close(() => d(undefined)));
+      closed = true;
+      const cleared = ci.mock.calls.map((c) => c[0]);
+      for (const t of made) expect(cleared).toContain(t);
+    } finally {
+      si.mockRestore();
+      ci.mockRestore();
+      if (!closed) edge.server.close();
+      await web.close();
+    }
   });
 });
 
@@ -351,6 +447,97 @@ describe('the connection cap', () => {
     b.sock.destroy();
   });
 
+  test('the two warnings come at most once every 10 s: again at 10 s after the last, not at 9.999 s', async () => {
+    const r = await start({ maxConnections: 100 });
+    const socks: Raw[] = [];
+    try {
+      for (let i = 0; i < 24; i++) socks.push(await connect(r.port));
+      await until('24 open', () => r.edge.stats().open === 24);
+      const limitLines = () => r.logs.filter((l) => l.msg === 'connection limit reached: closing idle connections to admit new ones');
+      const fdLines = () => r.logs.filter((l) => /^out of file descriptors/.test(l.msg as string));
+      const T0 = 1_800_000_000_000;
+      const now = jest.spyOn(Date, 'now');
+      try {
+        const emfile = (at: number) => {
+          now.mockReturnValue(at);
+          r.edge.server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' }));
+        };
+        // Each EMFILE closes down to held - max(4, ceil(held / 8)): 24 -> 20 -> 16 -> 12.
+        emfile(T0);
+        expect([r.edge.stats().open, limitLines().length, fdLines().length]).toEqual([20, 1, 1]);
+        emfile(T0 + 9_999);
+        expect([r.edge.stats().open, limitLines().length, fdLines().length]).toEqual([16, 1, 1]);
+        emfile(T0 + 10_000);
+        expect([r.edge.stats().open, limitLines().length, fdLines().length]).toEqual([12, 2, 2]);
+        // The second line counts what was closed since the first: 4 at 9.999 s and 4 at 10 s.
+        expect(limitLines()[1]).toEqual(expect.objectContaining({ closed: 8, closed_total: 12 }));
+        expect(fdLines()[1]).toEqual(expect.objectContaining({ open_before: 16, open: 12, serving_at_most: 12 }));
+      } finally {
+        now.mockRestore();
+      }
+    } finally {
+      for (const s of socks) s.sock.destroy();
+    }
+  });
+
+  test('an answer that keeps making progress is never closed as stalled; once it stops, it is closed after writeStallMs; idle connections are not touched', async () => {
+    // 64 MiB in one write, as every answer of ours is (send(): one res.end): never all read
+    // here. The reader takes 256 KiB every 150 ms, so between two of the once-a-second checks
+    // some of the answer always went to it; writeStallMs is 1.5 s.
+    const big = Buffer.alloc(64 * 1024 * 1024, 'x');
+    const r = await start({
+      writeStallMs: 1500,
+      handler: (req, res) => {
+        res.writeHead(200);
+        res.end(req.url === '/big' ? big : 'ok\n');
+      },
+    });
+    const idle = await connect(r.port);
+    const reader = await connect(r.port);
+    let iv: NodeJS.Timeout | undefined;
+    try {
+      idle.sock.write('GET /small HTTP/1.1\r\nHost: x\r\n\r\n');
+      await until('idle answered', () => idle.data.includes('ok'));
+      reader.sock.pause();
+      reader.sock.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+      let burstEnd = 0;
+      reader.sock.on('data', () => {
+        if (reader.data.length >= burstEnd) reader.sock.pause();
+      });
+      iv = setInterval(() => {
+        burstEnd = reader.data.length + 256 * 1024;
+        reader.sock.resume();
+      }, 150);
+      const t0 = Date.now();
+      // Reading for 3.5 s: at least three checks saw data buffered for it, each less than before.
+      // (A closed connection is seen server-side: the paused reader would not see its end.)
+      await until('3.5 s of slow reading', () => Date.now() - t0 >= 3500 || r.edge.stats().open < 2, 8000);
+      expect(r.edge.stats().open).toBe(2);
+      expect(idle.closed).toBe(false);
+      expect(reader.data.length).toBeGreaterThan(4 * 1024 * 1024);
+      expect(reader.data.length).toBeLessThan(big.length);
+      // Stop reading: no progress from now on.
+      clearInterval(iv);
+      iv = undefined;
+      reader.sock.pause();
+      const stoppedAt = Date.now();
+      await until('the stalled reader closed', () => r.edge.stats().open === 1, 8000);
+      const after = Date.now() - stoppedAt;
+      // writeStallMs, checked once a second: between 1.5 s and 1.5 + 1 s (+ slack for a busy box).
+      expect(after).toBeGreaterThanOrEqual(1400);
+      expect(after).toBeLessThan(5000);
+      expect(idle.closed).toBe(false);
+      const line = r.logs.find((l) => l.msg === 'connection closed: its client has read nothing of the answer');
+      expect(line).toEqual(expect.objectContaining({ level: 'debug', remote: '127.0.0.1' }));
+      expect(line!.stalled_ms).toBeGreaterThanOrEqual(1500);
+      expect(line!.stalled_ms).toBeLessThan(5000);
+    } finally {
+      if (iv) clearInterval(iv);
+      idle.sock.destroy();
+      reader.sock.destroy();
+    }
+  }, 20_000);
+
   test('an answer that makes no progress for writeStallMs closes its connection', async () => {
     const big = Buffer.alloc(16 * 1024 * 1024, 'x');
     const r = await start({
@@ -500,6 +687,18 @@ describe('TLS', () => {
     await expect(tlsGet(r.port)).rejects.toThrow();
   });
 
+  test('RequireAndVerifyClientCert without a certificate: the handshake itself fails with TLS 1.3\'s certificate_required alert, as Go\'s does', async () => {
+    const r = await start({ yaml: tlsYaml(`  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ${pki.ca.cert}\n`) });
+    const err = (await tlsGet(r.port).then(
+      () => null,
+      (e: unknown) => e,
+    )) as NodeJS.ErrnoException | null;
+    expect(err?.code).toBe('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
+    // Refused by TLS, not by the after-handshake check (which only closes the connection).
+    expect(r.logs.filter((l) => l.msg === 'TLS client refused')).toEqual([]);
+    expect((await tlsGet(r.port, clientOpts())).status).toBe(200);
+  });
+
   test('VerifyClientCertIfGiven: none is fine, the CA\'s is fine, a stranger\'s is refused', async () => {
     const r = await start({ yaml: tlsYaml(`  client_auth_type: VerifyClientCertIfGiven\n  client_ca_file: ${pki.ca.cert}\n`) });
     expect((await tlsGet(r.port)).status).toBe(200);
@@ -527,6 +726,43 @@ describe('TLS', () => {
     const back = await tlsGet(r.port);
     expect([back.status, back.fingerprint]).toEqual([200, fpOf(srv.cert)]);
   });
+
+  test('a TLS client that keeps reading a big answer slowly is not closed as stalled', async () => {
+    const big = Buffer.alloc(64 * 1024 * 1024, 'x');
+    const r = await start({
+      yaml: tlsYaml(),
+      writeStallMs: 1500,
+      handler: (req, res) => {
+        res.writeHead(200);
+        res.end(big);
+      },
+    });
+    const c = tls.connect({ port: r.port, host: '127.0.0.1', ca });
+    let iv: NodeJS.Timeout | undefined;
+    try {
+      await new Promise((d, f) => c.once('secureConnect', d).once('error', f));
+      let got = 0;
+      let burstEnd = 0;
+      c.on('data', (d: Buffer) => {
+        got += d.length;
+        if (got >= burstEnd) c.pause();
+      });
+      c.on('error', () => {});
+      c.write('GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+      iv = setInterval(() => {
+        burstEnd = got + 256 * 1024;
+        c.resume();
+      }, 150);
+      const t0 = Date.now();
+      await until('3 s of slow reading', () => Date.now() - t0 >= 3000 || r.edge.stats().open === 0, 8000);
+      expect(r.edge.stats().open).toBe(1);
+      expect(got).toBeGreaterThan(2 * 1024 * 1024);
+      expect(r.logs.filter((l) => l.msg === 'connection closed: its client has read nothing of the answer')).toEqual([]);
+    } finally {
+      if (iv) clearInterval(iv);
+      c.destroy();
+    }
+  }, 15_000);
 
   test('a TLS connection counts against the cap like a plain one, by its raw socket', async () => {
     const held: http.ServerResponse[] = [];
