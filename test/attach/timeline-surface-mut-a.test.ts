@@ -260,3 +260,133 @@ describe('/status\' word on a stage (otherSurfaceEnded / otherSurfaceEndedParts)
     expect([h.unit('porep-1-1').gpuMs, h.gpuMs(PC2), h.parts(PC2)]).toEqual([500, 500, 1]);
   });
 });
+
+describe('workers seen on any line', () => {
+  function split(): H {
+    const h = new H();
+    h.feed(...part('porep-0-0', 0, 7, 100, 600));
+    expect(h.s.splitMode).toBe('on');
+    return h;
+  }
+
+  test('a pickup of a failed job\'s partition (dropped by upstream) still shows its worker', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1100, 'GPU_PICKUP', 'porep-2-2', D0)); // the first was a skip: porep-1-1 failed
+    expect(h.s.jobById('porep-1-1')!.failed).toBe(true);
+    expect(h.s.workerIds()).toEqual([0, 7]);
+    h.feed(tl(1200, 'GPU_PICKUP', 'porep-1-1', 'worker=5,partition=1'));
+    expect(h.s.skips).toBe(2);
+    expect(h.s.workerIds()).toEqual([0, 5, 7]);
+  });
+
+  test('a GPU_END naming another worker than the unit\'s: that worker is seen too', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1000, 'GPU_START', 'porep-1-1', D0));
+    h.feed(tl(1400, 'GPU_END', 'porep-1-1', 'worker=3,partition=0,gpu_ms=400'));
+    expect(h.s.workerIds()).toEqual([0, 3, 7]);
+  });
+});
+
+describe('GPU_START and GPU_END matched to the right unit', () => {
+  function split(): H {
+    const h = new H();
+    h.feed(...part('porep-0-0', 0, 7, 100, 600));
+    expect(h.s.splitMode).toBe('on');
+    return h;
+  }
+
+  test('a GPU_START of another job than the worker\'s unconfirmed pickup: that pickup was a skip, the start stands for its own (lost) pickup', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1100, 'GPU_START', 'porep-2-2', D0));
+    expect(h.unit('porep-1-1').started).toBe(false);
+    expect(h.s.jobById('porep-2-2')!.units.map((u) => [u.worker, u.started])).toEqual([[0, true]]);
+    expect(h.s.workers.own[0]).toBe(h.unit('porep-2-2'));
+  });
+
+  test('a GPU_START of another partition of the same job: likewise', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1100, 'GPU_START', 'porep-1-1', 'worker=0,partition=1'));
+    expect(h.unit('porep-1-1', 0).started).toBe(false);
+    expect([h.unit('porep-1-1', 1).key, h.unit('porep-1-1', 1).started]).toEqual([1, true]);
+    expect(h.s.workers.own[0]).toBe(h.unit('porep-1-1', 1));
+  });
+
+  test('the end of another job\'s partition finalizing on the worker: that unit ends, the worker keeps its current one', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1000, 'GPU_START', 'porep-1-1', D0));
+    h.feed(tl(1500, 'GPU_PICKUP', 'porep-2-2', D0), tl(1500, 'GPU_START', 'porep-2-2', D0));
+    h.feed(tl(1600, 'GPU_END', 'porep-1-1', 'worker=0,partition=0,gpu_ms=600'));
+    expect([h.unit('porep-1-1').end, h.unit('porep-2-2').end]).toEqual([END_DONE, END_NONE]);
+    expect(h.s.workers.own[0]).toBe(h.unit('porep-2-2'));
+    expect(h.gpuMs(PC2)).toBe(500 + 600);
+  });
+
+  test('a GPU_END with no partition= ends the worker\'s unit of that job (matched by job and worker)', () => {
+    const h = split();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=2'), tl(1000, 'GPU_START', 'porep-1-1', 'worker=0,partition=2'));
+    h.feed(tl(1300, 'GPU_END', 'porep-1-1', 'worker=0,gpu_ms=300'));
+    expect(h.s.jobById('porep-1-1')!.units.map((u) => [u.key, u.end])).toEqual([[2, END_DONE]]);
+    expect([h.gpuMs(PC2), h.parts(PC2), h.s.workers.busy[0]]).toEqual([800, 2, 0]);
+  });
+
+  test('a monolithic job\'s end naming another worker, with or without partition=: its one unit ends', () => {
+    for (const detail of ['worker=3,gpu_ms=2400', 'worker=3,partition=7,gpu_ms=2400']) {
+      const h = split();
+      const W = 'wdpost-1-0';
+      h.feed(tl(1000, 'SYNTH_START', W, 'kind=window-post'), tl(1500, 'SYNTH_END', W, 'synth_ms=500'), tl(1500, 'GPU_QUEUE', W, 'monolithic'));
+      h.feed(tl(1600, 'GPU_PICKUP', W, 'worker=1'), tl(1600, 'GPU_START', W, 'worker=1'), tl(4000, 'GPU_END', W, detail));
+      expect([detail, h.s.jobById(W)!.units.map((u) => [u.key, u.end, u.worker])]).toEqual([detail, [[MONO, END_DONE, 1]]]);
+      expect([h.gpuMs(WPOST), h.parts(WPOST), h.busyMs(1), h.s.workers.busy[1]]).toEqual([2400, 1, 2400, 0]);
+    }
+  });
+});
+
+describe('GetMetrics\' proof counts (proofsEnded)', () => {
+  const counts = (o: Record<string, number>) => {
+    const f = new Float64Array(OTHER + 1);
+    for (const [k, n] of Object.entries(o)) f[kindIndex(k)] = n;
+    return f;
+  };
+
+  test('a job whose last line is read exactly at the answer is a candidate', () => {
+    const h = new H();
+    h.feed(...part('job-a', 0, 0, 1000, 2000));
+    const a = h.s.jobById('job-a')!;
+    expect(h.s.toHr(a.endedT)).toBe(hrOf(2000));
+    h.s.proofsEnded(counts({ 'window-post': 1 }), hrOf(2000));
+    expect([a.kind, a.evidence, a.accounted]).toEqual([WPOST, 'grpc_metrics', true]);
+  });
+
+  test('one PoRep unexplained (the first kind) and one job without a kind: it is a PoRep', () => {
+    const h = new H();
+    h.feed(...part('job-a', 0, 0, 1000, 2000));
+    h.s.proofsEnded(counts({ 'porep-c2': 1 }), hrOf(3000));
+    expect(h.s.jobById('job-a')!.kind).toBe(PC2);
+  });
+
+  test('two kinds unexplained, one of them PoRep, one job without a kind: nothing inferred', () => {
+    const h = new H();
+    h.feed(...part('job-a', 0, 0, 1000, 2000));
+    h.s.proofsEnded(counts({ 'porep-c2': 1, 'snap-update': 1 }), hrOf(3000));
+    expect([h.s.jobById('job-a')!.kind, h.s.jobById('job-a')!.accounted]).toEqual([-1, false]);
+  });
+
+  test('nothing unexplained: a job without a kind stays a candidate, nothing counted', () => {
+    const h = new H();
+    h.feed(...part('job-a', 0, 0, 1000, 2000));
+    h.s.proofsEnded(counts({}), hrOf(3000));
+    expect([h.s.jobById('job-a')!.kind, h.s.jobById('job-a')!.accounted, h.s.kinds.counts.get('grpc_metrics')]).toEqual([-1, false, 0]);
+  });
+
+  test('known kinds matched oldest end first, whatever order the jobs began in', () => {
+    const h = new H();
+    // porep-1-1 begins first and ends last; porep-2-2 begins later and ends first.
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', D0), tl(1000, 'GPU_START', 'porep-1-1', D0));
+    h.feed(...part('porep-2-2', 0, 1, 1100, 1500));
+    h.feed(tl(3000, 'GPU_END', 'porep-1-1', 'worker=0,partition=0,gpu_ms=2000'));
+    const p1 = h.s.jobById('porep-1-1')!;
+    const p2 = h.s.jobById('porep-2-2')!;
+    h.s.proofsEnded(counts({ 'porep-c2': 1 }), hrOf(3500));
+    expect([p1.accounted, p2.accounted]).toEqual([false, true]);
+  });
+});
