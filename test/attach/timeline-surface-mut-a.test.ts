@@ -390,3 +390,35 @@ describe('GetMetrics\' proof counts (proofsEnded)', () => {
     expect([p1.accounted, p2.accounted]).toEqual([false, true]);
   });
 });
+
+describe('a held line: what the next line says', () => {
+  const mk = () => {
+    const h = new H();
+    h.feed(tl(1000, 'GPU_QUEUE', 'porep-1-1', 'partition=0'), tl(5000, 'GPU_QUEUE', 'porep-1-1', 'partition=1'));
+    h.readTo(10_000); // read to its end at 10 s: nothing more
+    h.write(tl(4800, 'GPU_QUEUE', 'porep-2-2', 'partition=0'));
+    expect(h.s.jobById('porep-2-2')).toBeUndefined(); // held
+    return h;
+  };
+
+  test('a next line only a little back (less than 100 ms) but still from before what the reads vouch for: the new run\'s', () => {
+    const h = mk();
+    h.nowMs = 10_050;
+    h.write(tl(4990, 'GPU_QUEUE', 'porep-2-2', 'partition=1'));
+    expect(h.err('timeline_restart')).toBe(1);
+    expect([...h.s.jobs.keys()]).toEqual(['porep-2-2']);
+    expect(h.s.jobById('porep-2-2')!.units).toHaveLength(2);
+  });
+
+  test('once released as the old run\'s, running stints are exposed with the reads again (no longer frozen)', () => {
+    const h = mk();
+    h.nowMs = 10_050;
+    h.write(tl(10_040, 'GPU_QUEUE', 'porep-1-1', 'partition=2'));
+    expect(h.err('timeline_restart')).toBe(0);
+    const at = h.off(h.s.nowNs());
+    h.readTo(40_000);
+    const later = h.off(h.s.nowNs());
+    expect(later).toBeGreaterThan(at);
+    expect(later).toBeLessThanOrEqual(39_000); // at least the 1 s lag
+  });
+});
