@@ -422,3 +422,13 @@ describe('a held line: what the next line says', () => {
     expect(later).toBeLessThanOrEqual(39_000); // at least the 1 s lag
   });
 });
+
+describe('durations belong to the end lines', () => {
+  test('a gpu_ms / synth_ms on a line that is not an end (upstream writes none there) is no duration: nothing implausible, the line counts', () => {
+    const h = new H();
+    h.feed(...part('porep-0-0', 0, 7, 100, 600));
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=0,gpu_ms=999999'), tl(1000, 'GPU_START', 'porep-1-1', 'worker=0,partition=0,synth_ms=999999'));
+    h.feed(tl(1400, 'GPU_END', 'porep-1-1', 'worker=0,partition=0,gpu_ms=400'));
+    expect([h.err('implausible'), h.gpuMs(PC2), h.parts(PC2), h.busyMs(0)]).toEqual([0, 900, 2, 400]);
+  });
+});
