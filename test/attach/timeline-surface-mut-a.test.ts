@@ -432,3 +432,22 @@ describe('durations belong to the end lines', () => {
     expect([h.err('implausible'), h.gpuMs(PC2), h.parts(PC2), h.busyMs(0)]).toEqual([0, 900, 2, 400]);
   });
 });
+
+describe('bounds', () => {
+  test('more than 200,000 units tracked: swept at once, not at 200,000', () => {
+    const h = new H({ confirmMs: 100 });
+    h.feed(tl(5000, 'GPU_PICKUP', 'job-held', 'worker=0,partition=0')); // tentative: a sweep would settle it
+    const lines: string[] = [];
+    // 1 unit above + 3999 jobs x 50 partitions + 49 = 200,000 units, 4000 jobs (under 10,000).
+    for (let i = 1; i < 4000; i++) for (let p = 0; p < 50; p++) lines.push(tl(5500, 'GPU_QUEUE', `f-${i}`, `partition=${p}`));
+    for (let p = 0; p < 49; p++) lines.push(tl(5500, 'GPU_QUEUE', 'f-4000', `partition=${p}`));
+    h.nowMs = 5500;
+    h.write(lines.join(''));
+    expect(h.s.units.unitsTracked).toBe(200_000);
+    expect(h.s.splitMode).toBe('unknown'); // no sweep yet: under a second since the last
+    h.write(tl(5500, 'GPU_QUEUE', 'f-4000', 'partition=49'));
+    expect(h.s.splitMode).toBe('off');
+    expect(h.s.units.unitsTracked).toBeLessThanOrEqual(180_000);
+    expect(h.s.jobById('job-held')).toBeDefined();
+  });
+});
