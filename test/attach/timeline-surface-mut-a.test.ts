@@ -423,6 +423,25 @@ describe('a held line: what the next line says', () => {
   });
 });
 
+describe('a held line released by a line ahead of real time', () => {
+  test('that line counts once toward the re-anchoring (20 lines, 30 s apart, same lead): 19 refused, the 20th a restart', () => {
+    const h = new H();
+    h.feed(tl(1000, 'GPU_QUEUE', 'porep-1-1', 'partition=0'), tl(5000, 'GPU_QUEUE', 'porep-1-1', 'partition=1'));
+    h.readTo(10_000);
+    h.write(tl(4800, 'GPU_QUEUE', 'porep-2-2', 'partition=0'));
+    expect(h.s.jobById('porep-2-2')).toBeUndefined(); // held
+    for (let i = 0; i < 19; i++) {
+      h.nowMs = 10_050 + i * 2000;
+      h.write(tl(h.nowMs + 40_000, 'GPU_QUEUE', 'porep-3-3', `partition=${i}`));
+    }
+    expect(h.s.jobById('porep-2-2')).toBeDefined(); // released as the old run's
+    expect([h.err('timeline_clock'), h.err('timeline_restart')]).toEqual([19, 0]);
+    h.nowMs = 10_050 + 19 * 2000;
+    h.write(tl(h.nowMs + 40_000, 'GPU_QUEUE', 'porep-3-3', 'partition=19'));
+    expect([h.err('timeline_clock'), h.err('timeline_restart')]).toEqual([19, 1]);
+  });
+});
+
 describe('durations belong to the end lines', () => {
   test('a gpu_ms / synth_ms on a line that is not an end (upstream writes none there) is no duration: nothing implausible, the line counts', () => {
     const h = new H();
