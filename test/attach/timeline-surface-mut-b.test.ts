@@ -323,3 +323,23 @@ describe('staleClaim()', () => {
     expect(h.s.staleClaim('porep-1-1', 0)).toBe(true);
   });
 });
+
+describe('the sweep leaves alone what is not due', () => {
+  test('a unit queued for the GPU (SYNTH_END) is not given up by the sweeps of the next seconds', () => {
+    const h = new H();
+    h.feed(tl(1000, 'SYNTH_START', 'porep-1-1', 'partition=0'), tl(1500, 'SYNTH_END', 'porep-1-1', 'partition=0,synth_ms=500'));
+    h.at(3000);
+    h.at(10_000);
+    expect([h.unit('porep-1-1').state, h.unit('porep-1-1').end]).toEqual([PART_SYNTH_DONE, END_NONE]);
+  });
+
+  test('9,500 jobs (under 10,000): none forgotten by age', () => {
+    const h = new H();
+    const lines: string[] = [];
+    for (let i = 1; i <= 9500; i++) lines.push(tl(5000, 'GPU_QUEUE', `f-${i}`, 'partition=0'));
+    h.nowMs = 5000;
+    h.write(...lines);
+    h.at(6500);
+    expect(h.s.jobs.size).toBe(9500);
+  });
+});
