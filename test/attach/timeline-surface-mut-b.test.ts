@@ -333,13 +333,13 @@ describe('the sweep leaves alone what is not due', () => {
     expect([h.unit('porep-1-1').state, h.unit('porep-1-1').end]).toEqual([PART_SYNTH_DONE, END_NONE]);
   });
 
-  test('9,500 jobs (under 10,000): none forgotten by age', () => {
+  test('10,000 jobs (the limit, not over it): none forgotten by age', () => {
     const h = new H();
     const lines: string[] = [];
-    for (let i = 1; i <= 9500; i++) lines.push(tl(5000, 'GPU_QUEUE', `f-${i}`, 'partition=0'));
+    for (let i = 1; i <= 10_000; i++) lines.push(tl(5000, 'GPU_QUEUE', `f-${i}`, 'partition=0'));
     h.nowMs = 5000;
     h.write(...lines);
     h.at(6500);
-    expect(h.s.jobs.size).toBe(9500);
+    expect(h.s.jobs.size).toBe(10_000);
   });
 });
