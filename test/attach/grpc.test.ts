@@ -122,7 +122,12 @@ test('gRPC alone over a unix socket: PoSt counted, workers and GPUs from GetStat
   f.workers = [{ ordinal: 0 }, { ordinal: 0 }];
   await f.listen(`unix://${sock}`);
   s = await step('restarted');
-  for (let i = 0; i < 50 && sampleValue(s, 'cuzk_up') !== 1; i++) s = await step('reconnecting'); // channel backoff
+  // The channel reconnects after its backoff: wait on that (a count of immediate polls ran
+  // out first on a busy box), polling every 20 ms for up to 20 s.
+  for (const until = Date.now() + 20_000; sampleValue(s, 'cuzk_up') !== 1 && Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 20));
+    s = await step('reconnecting');
+  }
   expect(sampleValue(s, 'cuzk_up')).toBe(1);
   expect(sampleValue(s, 'cuzk_exporter_errors_total', { reason: 'grpc_restart' })).toBe(1);
   expect(sampleValue(s, 'cuzk_proofs_completed_total', { proof_kind: 'window-post' })).toBe(5);
