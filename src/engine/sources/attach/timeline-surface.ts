@@ -361,7 +361,7 @@ export class TimelineSurface implements Surface, FollowerSink {
       }
       case TL_SYNTH_END: {
         let u = this.units.find(job, key, STATES_SYNTH);
-        if (!u && this.repeatsSynthEnd(job, key, t, r.ms, counting)) break;
+        if (!u && this.repeatsEnd(false, job, key, t, r.ms, counting)) break;
         u ??= this.units.newUnit(job, key);
         this.units.setState(u, PART_SYNTH_DONE);
         u.readyT = t;
@@ -485,7 +485,7 @@ export class TimelineSurface implements Surface, FollowerSink {
       gpuMs = Math.max(0, (t - u.pickT) / 1e6);
     }
     if (!u) {
-      if (this.repeatsDone(job, partition, t, gpuMs, counting)) return;
+      if (this.repeatsEnd(true, job, partition >= 0 && !job.mono ? partition : MONO, t, gpuMs, counting)) return;
       // Neither its pickup nor its start was seen: gpu_ms dates the stage (GPU_START is
       // written right after the pickup and gpu_ms is measured from there).
       u = this.units.newUnit(job, partition >= 0 && !job.mono ? partition : MONO);
@@ -511,58 +511,31 @@ export class TimelineSurface implements Surface, FollowerSink {
   }
 
   /**
-   * A SYNTH_END with no synthesis running for its partition that repeats the last one
-   * (upstream writes one per partition synthesis: engine.rs synthesis worker, pipeline.rs):
-   * dated by its synth_ms to begin before that synthesis ended, or ending no later. Taken
-   * as new it would count its synthesis seconds again and leave a unit waiting for a GPU
-   * that never comes. Not counted; its reason counted.
+   * An end line with nothing running for its partition that repeats the last one: upstream
+   * writes one SYNTH_END per partition synthesis and one GPU_END per partition attempt
+   * (engine.rs synthesis worker; the finalizer after gpu_prove_finish) and proves a partition
+   * once per job instance (a retry re-submits the job: synthesis again, then a new pickup).
+   * So an end of the same job and partition dated by its synth_ms / gpu_ms to begin before
+   * that partition's last one ended (2 ms slack), or ending no later, is that line again (a
+   * log fed twice, a forged one). Counting it would add its seconds (and, for GPU_END, a
+   * completed partition) a second time, or leave a unit waiting for a GPU that never comes.
+   * Not counted; its reason counted.
    */
-  private repeatsSynthEnd(job: TlJob, key: number, t: number, synthMs: number, counting: boolean): boolean {
-    let last: TlUnit | null = null;
+  private repeatsEnd(gpu: boolean, job: TlJob, key: number, t: number, ms: number, counting: boolean): boolean {
+    let lastEndT = NaN;
     for (let i = job.units.length - 1; i >= 0; i--) {
       const x = job.units[i];
-      if (x.key === key && x.synthCounted) {
-        last = x;
-        break;
-      }
+      if (x.key !== key || !(gpu ? x.end === END_DONE : x.synthCounted)) continue;
+      lastEndT = gpu ? x.endT : x.readyT;
+      break;
     }
-    if (!last || Number.isNaN(last.readyT)) return false;
-    if (t > last.readyT && t - synthMs * 1e6 >= last.readyT - SPAN_SLACK_MS * 1e6) return false;
+    if (Number.isNaN(lastEndT)) return false;
+    if (t > lastEndT && t - ms * 1e6 >= lastEndT - SPAN_SLACK_MS * 1e6) return false;
     if (counting) {
+      const [event, field, what] = gpu ? ['GPU_END', 'gpu_ms', 'proven'] : ['SYNTH_END', 'synth_ms', 'synthesized'];
       this.bad(
         'timeline_end_repeated',
-        `a SYNTH_END of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (synth_ms ${synthMs}) repeats one that ended at ${this.clock.offsetOf(last.readyT)} ms: not counted (a partition is synthesized once per job instance; a log fed twice or a forged line)`,
-      );
-    }
-    return true;
-  }
-
-  /**
-   * An end with no live unit that cannot be a new stage of this partition: upstream writes
-   * one GPU_END per partition attempt (engine.rs finalizer, after gpu_prove_finish) and
-   * proves a partition once per job instance (a retry re-submits the job: synthesis again,
-   * then a new pickup), so a stage of the same job and partition dated (by its gpu_ms)
-   * to begin before that partition's last stage ended, or ending no later, is that end
-   * again: a log line repeated (a log fed twice, a hostile one). Counting it would add its
-   * GPU seconds and a completed partition a second time. Not counted; its reason counted.
-   */
-  private repeatsDone(job: TlJob, partition: number, t: number, gpuMs: number, counting: boolean): boolean {
-    const key = partition >= 0 && !job.mono ? partition : MONO;
-    let last: TlUnit | null = null;
-    for (let i = job.units.length - 1; i >= 0; i--) {
-      const x = job.units[i];
-      if (x.key === key && x.end === END_DONE) {
-        last = x;
-        break;
-      }
-    }
-    if (!last) return false;
-    const startT = t - gpuMs * 1e6;
-    if (t > last.endT && startT >= last.endT - SPAN_SLACK_MS * 1e6) return false;
-    if (counting) {
-      this.bad(
-        'timeline_end_repeated',
-        `a GPU_END of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (gpu_ms ${gpuMs}) repeats one that ended at ${this.clock.offsetOf(last.endT)} ms: not counted (a partition is proven once per job instance; a log fed twice or a forged line)`,
+        `a ${event} of job ${quoteName(job.id)}${key >= 0 ? ` partition ${key}` : ''} at offset ${this.clock.offsetOf(t)} ms (${field} ${ms}) repeats one that ended at ${this.clock.offsetOf(lastEndT)} ms: not counted (a partition is ${what} once per job instance; a log fed twice or a forged line)`,
       );
     }
     return true;
