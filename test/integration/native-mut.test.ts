@@ -27,6 +27,7 @@ import * as path from 'node:path';
 import { CTR, ERR_BUF_SIZE, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
 import { DEFAULT_BACKGROUND_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
 import { OTHER_KIND_INDEX } from '../../src/engine/model/kinds';
+import type { CounterTotals } from '../../src/engine/model/state-model';
 
 type Lib = ReturnType<typeof loadLibrary>;
 type Any = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -315,6 +316,9 @@ describe('re-sync after a sequence gap', () => {
       expect(e.stats.resyncs).toBe(1);
       expect(e.model.lastSeq).toBe(e.readCounters().lastSeq);
       expect(Array.from(e.model.kProofsCompleted)).toEqual([0, 1, 0, 0, 0]);
+      // Re-synced: the next refresh (no gap) only drains.
+      e.refresh();
+      expect(e.stats.resyncs).toBe(1);
     });
   });
 
@@ -368,7 +372,9 @@ describe('re-sync after a sequence gap', () => {
             worker_id: 2, gpu_ordinal: 0, state: 'proving', current_job: 'from-a-newer-cuzk', current_partition: 0, busy_secs: 0.001,
             busy_total_secs: 0.001, busy_since_ns: since, current_job_handle: 999, current_kind: 'porep-c3',
           });
-          (j.counters as { queue_depth_by_kind: Record<string, number> }).queue_depth_by_kind['porep-c3'] = 2;
+          const byKind = (j.counters as { queue_depth_by_kind: Record<string, number> }).queue_depth_by_kind;
+          byKind['porep-c3'] = 2;
+          byKind['porep-c2'] = 3;
         }),
       );
       try {
@@ -378,9 +384,163 @@ describe('re-sync after a sequence gap', () => {
       }
       expect(e.stats.resyncs).toBe(1);
       expect(e.model.jobs.get(999)?.kind).toBe(OTHER_KIND_INDEX);
-      expect(Array.from(e.model.kQueueDepth)).toEqual([0, 0, 0, 0, 2]);
+      expect(Array.from(e.model.kQueueDepth)).toEqual([3, 0, 0, 0, 2]);
       // Workers 0 and 1 are the topology; the snapshot's worker 2 is no one's.
       expect(Array.from(e.model.wBusy)).toEqual([0, 0]);
     });
+  });
+});
+
+/*
+ * Mutants the partial run recorded as killed only by a test removed since (commit 18ff408:
+ * the wall-clock background-linger test): what they change, pinned without wall time.
+ */
+describe('open, counters and re-sync details', () => {
+  test('what the snapshot at open shows is the model\'s starting state', async () => {
+    // A fresh engine shows nothing; this double's snapshot at open has memory in use and
+    // queued window-posts, as an engine that ran before we attached would.
+    const restore = patch(
+      'statusJson',
+      rewriteStatus((j) => {
+        (j.memory as { used_bytes: number }).used_bytes = 4096;
+        (j.counters as { queue_depth_by_kind: Record<string, number> }).queue_depth_by_kind['window-post'] = 2;
+      }),
+    );
+    let e: NativeEngine;
+    try {
+      e = NativeEngine.open(SLOW_SIM, undefined, NO_TICKS);
+    } finally {
+      restore();
+    }
+    try {
+      expect(e.model.memoryUsedBytes).toBe(4096);
+      expect(Array.from(e.model.kQueueDepth)).toEqual([0, 0, 2, 0, 0]);
+    } finally {
+      await e.close();
+    }
+  });
+
+  test('four GPUs: the counter blocks of every GPU and worker are read', async () => {
+    await withEngine({ ...SLOW_SIM, gpus: 4, workers_per_gpu: 1 }, (e) => {
+      const t = e.runningTotals() as unknown as CounterTotals;
+      expect([t.gpuLockHeldNs.length, t.gpuStarvedNs.length, t.workerBusyNs.length, t.workerPartitions.length]).toEqual([4, 4, 4, 4]);
+    });
+  });
+
+  test('per-GPU totals are the words at the header\'s offsets of each GPU\'s block', async () => {
+    await withEngine({ backend: 'sim', gpus: 2, workers_per_gpu: 1, time_scale: 0.01 }, async (e) => {
+      const jobs = [e.submit('snap-update', { partitions: 6 }), e.submit('window-post'), e.submit('winning-post'), e.submit('snap-update', { partitions: 4 })];
+      for (const j of jobs) expect((await e.awaitProof(j)).outcome).toBe('completed');
+      // Quiet now: both reads see the same counters.
+      const t = e.runningTotals() as unknown as CounterTotals;
+      const { words } = e.readCounters();
+      const nKinds = words[CTR.KINDS];
+      const at = (g: number, f: number) => words[CTR.HDR_WORDS + nKinds * CTR.KIND_WORDS + g * CTR.GPU_WORDS + f];
+      expect(t.gpuLockHeldNs).toEqual([at(0, CTR.G_LOCK_HELD_NS), at(1, CTR.G_LOCK_HELD_NS)]);
+      expect(t.gpuStarvedNs).toEqual([at(0, CTR.G_STARVED_NS), at(1, CTR.G_STARVED_NS)]);
+      // Both GPUs held the lock; the values differ from the neighbouring words.
+      expect(Array.from(t.gpuLockHeldNs).every((ns) => ns > 0)).toBe(true);
+    });
+  });
+
+  test('cuzk_counters_read failing: its NativeError reaches the caller', async () => {
+    await withEngine(SLOW_SIM, (e) => {
+      const restore = patch('countersRead', (_h: unknown, _b: unknown, _c: unknown, _n: unknown, err: Buffer) => {
+        err.write('counters broke\0');
+        return STATUS.EINTERNAL;
+      });
+      try {
+        expect(() => e.runningTotals()).toThrow('cuzk_counters_read: EINTERNAL: counters broke');
+      } finally {
+        restore();
+      }
+    });
+  });
+
+  test('one refresh takes every pending event, also more than one batch (4096) of them', async () => {
+    await withEngine(SLOW_SIM, (e) => {
+      while (e.readCounters().lastSeq < 5000) e.cancel(e.submit('window-post'));
+      e.refresh();
+      expect(e.stats.batches).toBeGreaterThanOrEqual(2);
+      expect(e.model.lastSeq).toBe(e.readCounters().lastSeq);
+      expect(e.stats.dropped).toBe(0);
+    }, NO_TICKS);
+  });
+
+  test('after a re-sync the model stands at the snapshot\'s sequence number, also past the last event drained', async () => {
+    // Snapshot and counters both taken 5 events after the drain (events the snapshot already
+    // reflects must not be applied again).
+    await withEngine({ ...FAST_SIM, event_ring_capacity: 16 }, async (e) => {
+      e.submit('snap-update');
+      await until(() => e.readCounters().words[SNAP_DONE] === 1, 'the proof completed');
+      const real = e.readCounters().lastSeq;
+      const realCounters = loadLibrary().countersRead as unknown as Any;
+      const restoreCounters = patch('countersRead', (h: unknown, buf: BigUint64Array, ...rest: unknown[]) => {
+        const rc = realCounters(h, buf, ...rest);
+        if (rc === STATUS.OK) buf[CTR.LAST_SEQ] += 5n;
+        return rc;
+      });
+      const restoreStatus = patch('statusJson', rewriteStatus((j) => (j.last_seq = (j.last_seq as number) + 5)));
+      try {
+        e.refresh();
+      } finally {
+        restoreStatus();
+        restoreCounters();
+      }
+      expect(e.stats.resyncs).toBe(1);
+      expect(e.model.lastSeq).toBe(real + 5);
+    }, NO_TICKS);
+  });
+
+  test('a worker that started proving inside a gap is busy after the re-sync', async () => {
+    const gpuForever = { synth_ms: 1, gpu_ms: 1e7, finalize_ms: 1e7, jitter: 0 };
+    await withEngine({ backend: 'sim', event_ring_capacity: 16, gpus: 1, workers_per_gpu: 2, sim: { ...SLOW_SIM.sim as object, 'porep-c2': gpuForever } }, async (e) => {
+      const job = e.submit('porep-c2', { partitions: 1 });
+      type W = { worker_id: number; state: string; current_job_handle: number | null };
+      const proving = () => (JSON.parse(e.statusText()).gpu_workers as W[]).filter((w) => w.state === 'proving');
+      await until(() => proving().length === 1, 'a worker proving');
+      const w = proving()[0].worker_id;
+      // More than a ring of later events: the worker's start is lost.
+      const before = e.readCounters().lastSeq;
+      while (e.readCounters().lastSeq < before + 40) e.cancel(e.submit('window-post'));
+      e.refresh();
+      expect(e.stats.dropped).toBeGreaterThan(0);
+      expect(e.stats.resyncs).toBeGreaterThanOrEqual(1);
+      expect(Array.from(e.model.wBusy)).toEqual([0, 1].map((i) => (i === w ? 1 : 0)));
+      expect(e.model.wJob[w]).toBe(job);
+    }, NO_TICKS);
+  });
+  test('a proving stint that ended inside a gap: the worker\'s busy time is the engine\'s, no duration observed by the re-sync', async () => {
+    const gpuForever = { synth_ms: 1, gpu_ms: 1e7, finalize_ms: 1e7, jitter: 0 };
+    await withEngine({ backend: 'sim', event_ring_capacity: 16, gpus: 1, workers_per_gpu: 1, sim: { ...SLOW_SIM.sim as object, 'porep-c2': gpuForever } }, async (e) => {
+      const job = e.submit('porep-c2', { partitions: 1 });
+      await until(() => {
+        e.refresh();
+        return e.model.wBusy[0] === 1;
+      }, 'the model sees the worker proving');
+      // Runbook (events dropped): state changes inside a gap are not seen, so the re-sync
+      // observes no durations; the totals come from the engine's counters.
+      const gpuObserved: number[] = [];
+      e.model.observer = {
+        partitionGpu: (kind) => gpuObserved.push(kind),
+        partitionSynthesis: () => {},
+        proofDone: () => {},
+        queueWait: () => {},
+        gpuIdleGap: () => {},
+      };
+      // The stint ends (cancel cuts the sim's GPU sleep short); its end is then lost in a gap.
+      e.cancel(job);
+      const cancelled = CTR.HDR_WORDS + 0 * CTR.KIND_WORDS + CTR.K_PROOFS_CANCELLED;
+      await until(() => e.readCounters().words[cancelled] === 1 && e.readCounters().words[CTR.HDR_WORDS + 4 * CTR.KIND_WORDS + 1 * CTR.GPU_WORDS + CTR.W_BUSY] === 0, 'the job cancelled, the worker idle');
+      const before = e.readCounters().lastSeq;
+      while (e.readCounters().lastSeq < before + 40) e.cancel(e.submit('window-post'));
+      e.refresh();
+      expect(e.stats.dropped).toBeGreaterThan(0);
+      expect(e.model.wBusy[0]).toBe(0);
+      const engineBusy = e.runningTotals()!.workerBusyNs[0];
+      expect(engineBusy).toBeGreaterThan(0);
+      expect(e.model.wBusyNs[0]).toBe(engineBusy);
+      expect(gpuObserved).toEqual([]);
+    }, NO_TICKS);
   });
 });
