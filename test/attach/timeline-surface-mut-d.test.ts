@@ -81,6 +81,14 @@ describe('a duplicate in flight: two instances of one partition on one worker', 
     expect(h.s.claim(0)!.busy).toBe(false);
     expect(h.busyMs(0)).toBe(2500); // 1000 → 3500
   });
+  test('at the slack: a gpu_ms 2 ms past the span since the current unit\'s pickup is still its own (whole-ms truncation, SPAN_SLACK_MS); 3 ms past, the older instance\'s', () => {
+    for (const [gpuMs, olderEnded] of [[502, false], [503, true]] as const) {
+      const h = mk();
+      const [a, b] = h.s.jobById('dup-1')!.units;
+      h.feed(tl(2500, 'GPU_END', 'dup-1', `${W0},gpu_ms=${gpuMs}`));
+      expect([gpuMs, h.err('implausible'), a.end !== END_NONE, b.end !== END_NONE]).toEqual([gpuMs, 0, olderEnded, !olderEnded]);
+    }
+  });
 });
 
 describe('a retry after a GPU failure: the same partition again on the same worker', () => {

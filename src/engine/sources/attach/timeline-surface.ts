@@ -462,14 +462,6 @@ export class TimelineSurface implements Surface, FollowerSink {
     this.pickup(w, job, key, t, counting, true);
   }
 
-  /** The oldest unit of `o`'s job and key on the GPU on worker `w`, other than `o`, picked up at or before `beganT`. */
-  private olderOnWorker(o: TlUnit, w: number, beganT: number): TlUnit | null {
-    for (const x of o.job.units) {
-      if (x !== o && x.key === o.key && x.end === END_NONE && x.worker === w && x.state >= 0 && (STATES_ON_GPU & (1 << x.state)) !== 0 && x.pickT <= beganT) return x;
-    }
-    return null;
-  }
-
   private gpuEnd(w: number, job: TlJob, partition: number, t: number, gpuMs: number, counting: boolean): void {
     const ws = this.workers;
     ws.touch(w);
@@ -482,7 +474,7 @@ export class TimelineSurface implements Surface, FollowerSink {
       // unit was picked up is an older instance's of that key on this worker, still finalizing
       // (a duplicate in flight, docs/upstream-conformance.md: each line goes to the oldest unit
       // of its key in the state it follows).
-      if (gpuMs > 0 && o.pickT > t - (gpuMs - SPAN_SLACK_MS) * 1e6) u = this.olderOnWorker(o, w, t - (gpuMs - SPAN_SLACK_MS) * 1e6) ?? o;
+      if (o.pickT > t - (gpuMs - SPAN_SLACK_MS) * 1e6) u = this.units.find(job, o.key, STATES_ON_GPU, w) ?? o;
     } else {
       const keys = partition >= 0 ? [partition, MONO] : [MONO];
       for (const k of keys) {
