@@ -89,6 +89,27 @@ describe('a duplicate in flight: two instances of one partition on one worker', 
       expect([gpuMs, h.err('implausible'), a.end !== END_NONE, b.end !== END_NONE]).toEqual([gpuMs, 0, olderEnded, !olderEnded]);
     }
   });
+  test('the older instance on another worker is not this worker\'s: an end on worker 0 dated before its own pickup is its own, over its span (counted implausible, capped)', () => {
+    const h = new H();
+    h.feed(
+      tl(100, 'SYNTH_START', 'dup-2', 'partition=0'),
+      tl(110, 'SYNTH_START', 'dup-2', 'partition=0'),
+      tl(500, 'SYNTH_END', 'dup-2', 'partition=0,synth_ms=400'),
+      tl(510, 'SYNTH_END', 'dup-2', 'partition=0,synth_ms=400'),
+      tl(600, 'GPU_QUEUE', 'dup-2', 'partition=0'),
+      tl(610, 'GPU_QUEUE', 'dup-2', 'partition=0'),
+      tl(1000, 'GPU_PICKUP', 'dup-2', 'worker=1,partition=0'),
+      tl(1000, 'GPU_START', 'dup-2', 'worker=1,partition=0'),
+      tl(2000, 'GPU_PICKUP', 'dup-2', W0),
+      tl(2000, 'GPU_START', 'dup-2', W0),
+    );
+    const [a, b] = h.s.jobById('dup-2')!.units;
+    expect([a.worker, b.worker]).toEqual([1, 0]);
+    h.feed(tl(2500, 'GPU_END', 'dup-2', `${W0},gpu_ms=1500`));
+    expect(h.err('implausible')).toBe(1);
+    expect([a.end !== END_NONE, b.end !== END_NONE]).toEqual([false, true]);
+    expect([h.s.claim(0)!.busy, h.s.claim(1)!.busy]).toEqual([false, true]);
+  });
 });
 
 describe('a retry after a GPU failure: the same partition again on the same worker', () => {
