@@ -468,8 +468,14 @@ export class TimelineSurface implements Surface, FollowerSink {
     const o = ws.own[w];
     let u: TlUnit | null = null;
     // A monolithic unit's end may carry partition= (WindowPoSt's partition_index).
-    if (o && o.job === job && (o.key === partition || o.key === MONO || partition < 0)) u = o;
-    else {
+    if (o && o.job === job && (o.key === partition || o.key === MONO || partition < 0)) {
+      u = o;
+      // gpu_ms dates the stage from its pickup: one that began before the worker's current
+      // unit was picked up is an older instance's of that key on this worker, still finalizing
+      // (a duplicate in flight, docs/upstream-conformance.md: each line goes to the oldest unit
+      // of its key in the state it follows).
+      if (o.pickT > t - (gpuMs - SPAN_SLACK_MS) * 1e6) u = this.units.find(job, o.key, STATES_ON_GPU, w) ?? o;
+    } else {
       const keys = partition >= 0 ? [partition, MONO] : [MONO];
       for (const k of keys) {
         u = this.units.find(job, k, STATES_ON_GPU, w) ?? this.units.find(job, k, STATES_ON_GPU);
