@@ -86,6 +86,48 @@ describe('the lost end: a started partition whose worker finished the later ones
   });
 });
 
+describe('a unit with no end is given up after the GPU timeout', () => {
+  // Header: "a unit with no end (GPU failures write none) is given up after `gpuTimeoutMs`";
+  // only a pickup still tentative (no GPU_START yet in split mode) waits for the skip rule
+  // (confirmMs) instead. Found by part c: a partition picked up while split proving read as
+  // off, never started, was never given up once GPU_START lines showed split proving on.
+  const warning = 'no GPU_END for job "porep-1-1" partition 1 within 60 s of its pickup: given up (cuzk writes no GPU_END when GPU proving fails)';
+
+  test('a partition picked up while split proving read as off, still its worker’s: given up, the worker idle again', () => {
+    const h = new H();
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=0'), tl(1100, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=1'));
+    expect(h.s.splitMode).toBe('off');
+    // Another worker's GPU_START: split proving is on. Its stage: 500 ms.
+    h.feed(...part('porep-1-2', 0, 1, 1200, 1700));
+    const p1 = h.unit('porep-1-1', 1);
+    expect([h.s.splitMode, p1.started, p1.state, h.s.workers.own[0] === p1, h.s.workers.tentative[0], h.s.workers.busy[0]]).toEqual(['on', false, PART_GPU, true, 0, 1]);
+    // Timeout: max(60 s, 3x the 500 ms stage) = 60 s after its pickup at 1100.
+    h.at(1100 + 60_000 + 1000);
+    expect(p1.end).toBe(END_NONE);
+    h.at(1100 + 60_000 + 1000 + 1);
+    expect([p1.end, h.err('timeline_gpu_end_missing'), h.s.workers.busy[0]]).toEqual([END_LOST, 1, 0]);
+    expect(h.warns()).toContain(warning);
+    // Worker 0 busy from its first pickup (1000) to the give-up's credit: pickup + 1.5x 500 ms.
+    expect(h.busyMs(0)).toBe(1100 + 750 - 1000);
+  });
+
+  test('one its worker has moved on from, while the worker holds a pickup not yet confirmed', () => {
+    const h = new H({ confirmMs: 120_000 });
+    h.feed(tl(1000, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=0'), tl(1100, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=1'));
+    // A GPU_START (its pickup line lost): split proving on; partition 1 moves to its CPU tail.
+    h.feed(tl(1200, 'GPU_START', 'porep-1-1', 'worker=0,partition=2'), tl(1700, 'GPU_END', 'porep-1-1', 'worker=0,partition=2,gpu_ms=500'));
+    h.feed(tl(2000, 'GPU_PICKUP', 'porep-1-1', 'worker=0,partition=3')); // tentative (120 s to confirm)
+    const p1 = h.unit('porep-1-1', 1);
+    expect([h.s.splitMode, p1.started, p1.state, h.s.workers.tentative[0]]).toEqual(['on', false, PART_FINALIZING, 1]);
+    h.at(1100 + 60_000 + 1000);
+    expect(p1.end).toBe(END_NONE);
+    h.at(1100 + 60_000 + 1000 + 1);
+    expect([p1.end, h.err('timeline_gpu_end_missing'), h.unit('porep-1-1', 3).end]).toEqual([END_LOST, 1, END_NONE]);
+    expect(h.warns()).toContain(warning);
+    expect(h.s.supersededOnGpu()).toBe(1); // partition 3: still a pickup not confirmed
+  });
+});
+
 describe('a job with no kind is counted under "other" only once it ended', () => {
   // unresolvedMs: "A job that ended with no kind known is counted under "other" after this long".
   test('split off: its first partition ended unseen, the next one is on the GPU: not ended, its kind still learnt later', () => {

@@ -792,7 +792,13 @@ export class TimelineSurface implements Surface, FollowerSink {
             this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} though its worker has finished the partitions it picked up after it: given up (cuzk writes no GPU_END when GPU proving fails)`);
             this.units.finish(u, END_LOST, now);
             ws.ended(u.worker, u, u.pickT + this.capSpanNs(job.kind), counting);
-          } else if (now - u.pickT > this.gpuTimeoutNs(job.kind) && (u.started || this.splitMode !== 'on')) {
+          } else if (
+            now - u.pickT > this.gpuTimeoutNs(job.kind) &&
+            // A pickup still tentative in split mode is settled by the skip rule instead. One
+            // picked up while split proving read as off and never started (the mode turned on
+            // after) is no longer tentative: it is timed out as any unit with no end.
+            (u.started || this.splitMode !== 'on' || ws.own[u.worker] !== u || !ws.tentative[u.worker])
+          ) {
             this.bad('timeline_gpu_end_missing', `no GPU_END for job ${quoteName(job.id)}${u.key >= 0 ? ` partition ${u.key}` : ''} within ${Math.round(this.gpuTimeoutNs(job.kind) / 1e9)} s of its pickup: given up (cuzk writes no GPU_END when GPU proving fails)`);
             job.failed = true;
             this.units.finish(u, END_LOST, now);
