@@ -25,7 +25,7 @@ import { Telemetry } from '../src/exporter/telemetry';
 import { findPackageRoot } from '../src/util/package-root';
 import { silentLogger } from '../src/util/logger';
 import { openEngine } from './lib/engine';
-import { Figure, blockFor, figure, nowMs } from './lib/stats';
+import { Figure, blockFor, figure, median, nowMs } from './lib/stats';
 
 export interface IngestOptions {
   runs?: number;
@@ -59,6 +59,8 @@ export interface IngestResult {
   endToEndWithHistograms: Figure;
   replayModelOnly: Figure;
   replayWithHistograms: Figure;
+  /** Replay with the model's typed-array histograms recording but no exemplars (no Telemetry): what the exemplars cost, by difference. Absent before 2026-12-03. */
+  replayHistogramsNoExemplars?: Figure;
   nativeEmit: NativeEmit;
 }
 
@@ -112,11 +114,17 @@ function fill(jobs: number, withTelemetry: boolean, capture?: Buffer[]): { engin
   }
 }
 
-function replay(chunks: Buffer[], withHistograms: boolean, topologyFrom: StateModel): number {
+/** 'model': no observer; 'histograms': the model's histograms record, no exemplars; 'exporter': Telemetry attached (histograms and exemplars). */
+type ReplayArm = 'model' | 'histograms' | 'exporter';
+/** Replays per arm in each run (the run's figure is their median). */
+const REPLAYS_PER_RUN = 7;
+
+function replay(chunks: Buffer[], arm: ReplayArm, topologyFrom: StateModel): number {
   const model = new StateModel();
   model.setTopology(topologyFrom.topology, 0);
   let telemetry: Telemetry | null = null;
-  if (withHistograms) {
+  if (arm === 'histograms') model.observer = model.histograms;
+  if (arm === 'exporter') {
     // Job ids as the engine names them (job-<handle>), so exemplars are recorded as end to end.
     const ids = new Map<number, string>();
     const jobId = (h: number) => {
@@ -195,10 +203,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
   const topologyFrom = cap.engine.model;
   await cap.telemetry?.shutdown();
   await cap.engine.close();
-  for (let i = 0; i < 3; i++) {
-    replay(captured, false, topologyFrom);
-    replay(captured, true, topologyFrom);
-  }
+  for (let i = 0; i < 3; i++) for (const arm of ['model', 'histograms', 'exporter'] as const) replay(captured, arm, topologyFrom);
 
   const e2eModel: number[] = [];
   const e2e: number[] = [];
@@ -207,6 +212,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
   const batches: number[] = [];
   const modelOnly: number[] = [];
   const withHist: number[] = [];
+  const histNoEx: number[] = [];
   const timedRefresh = async (withTelemetry: boolean): Promise<{ rate: number; n: number; ns: number; batches: number; fillMs: number }> => {
     const f = fill(jobs, withTelemetry);
     const b0 = f.engine.stats.batches;
@@ -230,11 +236,15 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
     e2eNs.push(a.ns / a.n);
     events.push(a.n);
     batches.push(a.batches);
-    modelOnly.push(replay(captured, false, topologyFrom));
-    withHist.push(replay(captured, true, topologyFrom));
+    // A replay is ~5 ms: each run's figure per arm is the median of REPLAYS_PER_RUN, interleaved.
+    const per: Record<ReplayArm, number[]> = { model: [], histograms: [], exporter: [] };
+    for (let k = 0; k < REPLAYS_PER_RUN; k++) for (const arm of ['model', 'histograms', 'exporter'] as const) per[arm].push(replay(captured, arm, topologyFrom));
+    modelOnly.push(median(per.model));
+    histNoEx.push(median(per.histograms));
+    withHist.push(median(per.exporter));
     log(
       `ingest run ${r + 1}/${runs}: ${a.n} events per fill (${a.fillMs.toFixed(0)} ms to fill); refresh ${(a.rate / 1e6).toFixed(2)} M events/s model only, ` +
-        `${(b.rate / 1e6).toFixed(2)} with histograms; replay ${(modelOnly[r] / 1e6).toFixed(2)} / ${(withHist[r] / 1e6).toFixed(2)} M events/s`,
+        `${(b.rate / 1e6).toFixed(2)} with histograms; replay ${(modelOnly[r] / 1e6).toFixed(2)} / ${(histNoEx[r] / 1e6).toFixed(2)} (no exemplars) / ${(withHist[r] / 1e6).toFixed(2)} M events/s`,
     );
   }
   const nativeRuns = opts.nativeRuns ?? 1;
@@ -243,7 +253,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
     method:
       `Sim-backend engine (2 GPUs x 2 workers, time_scale 1e-6), ${jobs} mixed-kind proofs per fill; the JS thread is held off with Atomics.wait while the ring fills, ` +
       `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its typed-array histograms and exemplars record when partitions/proofs finish), alternating, after a full GC in both arms. ` +
-      'Replay: the captured native records applied to fresh StateModels without FFI. Native emit: `make -C native bench` (best of 3 rounds x 20 M event_emit calls per run).',
+      'Replay: the captured native records applied to fresh StateModels without FFI: alone, with the model\'s histograms recording (no exemplars), with the exporter attached. Native emit: `make -C native bench` (best of 3 rounds x 20 M event_emit calls per run).',
     runs,
     eventsPerFill: figure('events', events, 6),
     batchesPerFill: figure('batches', batches, 4),
@@ -252,6 +262,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
     endToEndNsPerEvent: figure('ns/event', e2eNs, 3),
     replayModelOnly: figure('events/s', modelOnly, 3),
     replayWithHistograms: figure('events/s', withHist, 3),
+    replayHistogramsNoExemplars: figure('events/s', histNoEx, 3),
     nativeEmit: emit,
   };
 }
