@@ -95,9 +95,9 @@ test('a good reload applies the file, counts it, logs what changed (empty lists 
   expect(w.lastReloadOk).toBe(true);
   expect(w.lastSuccessSecs).toBeGreaterThanOrEqual(t0 - 0.01);
   expect(rec.lines).toEqual([['info', 'targets file reloaded', { file, why: 'SIGHUP', targets: 2, added: 'a,b', removed: undefined, restarted: 'c', relabelled: 'd,e' }]]);
-  fleet.result = { added: [], removed: ['x'], restarted: [], relabelled: [] };
+  fleet.result = { added: [], removed: ['x', 'y'], restarted: ['p', 'q'], relabelled: [] };
   expect(await w.reload('changed')).toBe(true);
-  expect(rec.lines[1]).toEqual(['info', 'targets file reloaded', { file, why: 'changed', targets: 2, added: undefined, removed: 'x', restarted: undefined, relabelled: undefined }]);
+  expect(rec.lines[1]).toEqual(['info', 'targets file reloaded', { file, why: 'changed', targets: 2, added: undefined, removed: 'x,y', restarted: 'p,q', relabelled: undefined }]);
   expect(w.reloads).toBe(2);
 });
 
