@@ -301,6 +301,7 @@ describe('gpu_workers', () => {
       [worker(1, { gpu_ordinal: -1 }), 'gpu_ordinal: not a count within limits', [1]],
       [worker(1, { gpu_ordinal: LIMITS.gpus }), 'gpu_ordinal: not a count within limits', [1]],
       [worker(1, { state: 'busy' }), 'state: not "idle" or "proving"', [1]],
+      [worker(LIMITS.workerId, { state: 'busy' }), 'state: not "idle" or "proving"', [LIMITS.workerId]], // the largest id allowed is kept
       [worker(1, { current_job: 5 }), 'current_job: not null or a string', [1]],
       [worker(1, { current_job: undefined }), 'current_job: not null or a string', [1]],
       [worker(1, { current_partition: -1 }), 'current_partition: not null or a count', [1]],
