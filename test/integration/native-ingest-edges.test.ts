@@ -17,37 +17,9 @@
 import { CTR, ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
 import { EVENT_SIZE, EVF_GROUP_END, EV_JOB_DONE, EV_JOB_STARTED, EV_OFF_FLAGS, EV_OFF_JOB, EV_OFF_SEQ, EV_OFF_TYPE, EV_OFF_VALUE, readU64 } from '../../src/engine/model/event-layout';
 import type { CounterTotals } from '../../src/engine/model/state-model';
-import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
+import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
+import { Any, patch, until, withEngine } from './native-harness';
 
-type Lib = ReturnType<typeof loadLibrary>;
-type Any = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function withEngine<T>(config: EngineConfig, fn: (e: NativeEngine) => Promise<T> | T, ingest: IngestOptions = {}): Promise<T> {
-  const engine = NativeEngine.open(config, undefined, ingest);
-  try {
-    return await fn(engine);
-  } finally {
-    await engine.close();
-  }
-}
-
-/** Replaces one function of the (shared, cached) binding until the returned restore runs. */
-function patch<K extends keyof Lib>(name: K, f: unknown): () => void {
-  const lib = loadLibrary();
-  const real = lib[name];
-  (lib as unknown as Record<string, unknown>)[name] = f;
-  return () => {
-    (lib as unknown as Record<string, unknown>)[name] = real;
-  };
-}
-
-async function until(cond: () => boolean, what: string, capMs = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > capMs) throw new Error(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 /** A proof result, or a readable failure instead of hanging until jest's timeout. */
 function settleWithin(p: Promise<ProofResult>, ms = 10_000): Promise<ProofResult> {

@@ -28,37 +28,8 @@ import { CTR, ERR_BUF_SIZE, STATUS, loadLibrary } from '../../src/engine/sources
 import { DEFAULT_BACKGROUND_LINGER_MS, EngineConfig, IngestOptions, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
 import { OTHER_KIND_INDEX } from '../../src/engine/model/kinds';
 import type { CounterTotals } from '../../src/engine/model/state-model';
+import { Any, patch, until, withEngine } from './native-harness';
 
-type Lib = ReturnType<typeof loadLibrary>;
-type Any = (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function withEngine<T>(config: EngineConfig, fn: (e: NativeEngine) => Promise<T> | T, ingest: IngestOptions = {}): Promise<T> {
-  const engine = NativeEngine.open(config, undefined, ingest);
-  try {
-    return await fn(engine);
-  } finally {
-    await engine.close();
-  }
-}
-
-/** Replaces one function of the (shared, cached) binding until the returned restore runs. */
-function patch<K extends keyof Lib>(name: K, f: unknown): () => void {
-  const lib = loadLibrary();
-  const real = lib[name];
-  (lib as unknown as Record<string, unknown>)[name] = f;
-  return () => {
-    (lib as unknown as Record<string, unknown>)[name] = real;
-  };
-}
-
-/** Polls `cond` on the event loop (no fixed sleep), bounded so a hung run fails. */
-async function until(cond: () => boolean, what: string, capMs = 10_000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > capMs) throw new Error(`not reached: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 /** A cuzk_status_json that edits the library's snapshot before the binding reads it. */
 function rewriteStatus(edit: (j: Record<string, unknown>) => void) {

@@ -27,35 +27,10 @@ import { loadWebConfig, WebConfigHolder } from '../../src/exporter/web-config';
 import { createLogger, silentLogger } from '../../src/util/logger';
 import { goldenSource } from '../helpers/golden-script';
 import { Pki } from '../hostile/pki';
+import { request, until } from '../hostile/web-helpers';
 
 jest.setTimeout(10_000);
 
-async function until(what: string, f: () => boolean, ms = 8_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-function request(url: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 function capture(): { logs: Record<string, unknown>[]; log: ReturnType<typeof createLogger> } {
   const logs: Record<string, unknown>[] = [];

@@ -21,6 +21,7 @@ import { loadWebConfig } from '../../src/exporter/web-config';
 import { RouteRequest, RunningServer, startWebFront } from '../../src/exporter/web-front';
 import { createLogger } from '../../src/util/logger';
 import { Pki } from '../hostile/pki';
+import { basic, request, until } from '../hostile/web-helpers';
 
 jest.setTimeout(10_000);
 
@@ -33,33 +34,6 @@ function webFile(yaml: string): string {
   return f;
 }
 
-async function until(what: string, f: () => boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-interface Reply {
-  status: number;
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-function request(url: string, opts: http.RequestOptions = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent: false, ...opts }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 
 const realCreateEdge = edgeModule.createEdgeServer;
 let lastEdge: ReturnType<typeof realCreateEdge> | null = null;
