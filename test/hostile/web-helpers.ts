@@ -121,3 +121,22 @@ export async function until(what: string, f: () => boolean | Promise<boolean>, m
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A raw connection that records what it received and when it closed. */
+export interface RawConn {
+  sock: net.Socket;
+  data: string;
+  closed: boolean;
+}
+
+/** Opens a raw connection to 127.0.0.1:port (resolves once connected); errors are ignored, `closed` says the end. */
+export async function rawConnect(port: number): Promise<RawConn> {
+  const sock = net.connect(port, '127.0.0.1');
+  const r: RawConn = { sock, data: '', closed: false };
+  sock.setEncoding('latin1');
+  sock.on('data', (d: string) => (r.data += d));
+  sock.on('close', () => (r.closed = true));
+  sock.on('error', () => {});
+  await new Promise((d) => sock.once('connect', d));
+  return r;
+}

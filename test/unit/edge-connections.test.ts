@@ -19,6 +19,7 @@ import { clientCertProblem, connectionsThatFit, createEdgeServer, Edge, EdgeOpti
 import { loadWebConfig, TlsSettings, WebConfigHolder } from '../../src/exporter/web-config';
 import { createLogger } from '../../src/util/logger';
 import { Pki } from '../hostile/pki';
+import { RawConn, rawConnect } from '../hostile/web-helpers';
 
 // A mutant that leaves something waiting fails here in 10 s, not at Stryker's ~30 s timeout.
 jest.setTimeout(10_000);
@@ -94,22 +95,8 @@ async function start(o: Partial<EdgeOptions> & { yaml?: string } = {}): Promise<
   return r;
 }
 
-/** A raw connection that records what it received and when it closed. */
-interface Raw {
-  sock: net.Socket;
-  data: string;
-  closed: boolean;
-}
-async function connect(port: number): Promise<Raw> {
-  const sock = net.connect(port, '127.0.0.1');
-  const r: Raw = { sock, data: '', closed: false };
-  sock.setEncoding('latin1');
-  sock.on('data', (d: string) => (r.data += d));
-  sock.on('close', () => (r.closed = true));
-  sock.on('error', () => {});
-  await new Promise((d) => sock.once('connect', d));
-  return r;
-}
+const connect = rawConnect;
+type Raw = RawConn;
 const get = (port: number, p = '/'): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     http

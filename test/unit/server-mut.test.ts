@@ -27,7 +27,7 @@ import { loadWebConfig, WebConfigHolder } from '../../src/exporter/web-config';
 import { createLogger, silentLogger } from '../../src/util/logger';
 import { goldenSource } from '../helpers/golden-script';
 import { Pki } from '../hostile/pki';
-import { request, until } from '../hostile/web-helpers';
+import { rawConnect, request, until } from '../hostile/web-helpers';
 
 jest.setTimeout(10_000);
 
@@ -116,21 +116,7 @@ describe('edge.ts', () => {
     r.port = (r.edge.server.address() as net.AddressInfo).port;
     return r;
   }
-  interface Raw {
-    sock: net.Socket;
-    data: string;
-    closed: boolean;
-  }
-  async function connect(port: number): Promise<Raw> {
-    const sock = net.connect(port, '127.0.0.1');
-    const r: Raw = { sock, data: '', closed: false };
-    sock.setEncoding('latin1');
-    sock.on('data', (d: string) => (r.data += d));
-    sock.on('close', () => (r.closed = true));
-    sock.on('error', () => {});
-    await new Promise((d) => sock.once('connect', d));
-    return r;
-  }
+  const connect = rawConnect;
 
   test('destroyAll: no connection counted open right after it', async () => {
     const r = await start();
