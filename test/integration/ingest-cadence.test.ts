@@ -153,6 +153,10 @@ test('lingerMs 0: each wake drains at once and re-arms the wait (the freshness b
     const job = engine.submit('winning-post');
     const r = await engine.awaitProof(job);
     expect(r.outcome).toBe('completed');
+    // The proof takes ~2 ms at this scale: a JS thread stalled that long after submit (CI,
+    // beside other suites) finds it done at awaitProof, before any wake was handled. Wait
+    // for the model to apply the job's end, which only a drain does here (no scrapes).
+    await untilBatch(engine, () => engine.model.jobs.get(job)?.finished === true);
     expect(engine.stats.drains).toBeGreaterThan(0);
     // Every drain came from a wait of its own.
     expect(engine.stats.waits - w0).toBeGreaterThanOrEqual(engine.stats.drains);
