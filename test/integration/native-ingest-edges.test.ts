@@ -619,6 +619,9 @@ describe('drain cadence (the linger timers armed)', () => {
         const waits = e.stats.waits;
         const r = await settleWithin(e.awaitProof(e.submit('winning-post')));
         expect(r.outcome).toBe('completed');
+        // The proof may be done before awaitProof runs (a stalled JS thread): wait for a drain
+        // to apply its end (ingest-cadence's lingerMs 0 test failed in CI on exactly that).
+        await until(() => e.model.kProofsCompleted[3] === 1, 'the proof ended in the model');
         expect(lingerDelays(e, spy)).toEqual([]);
         expect(e.stats.waits).toBeGreaterThan(waits);
         expect(e.stats.drains).toBeGreaterThanOrEqual(1);
