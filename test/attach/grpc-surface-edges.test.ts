@@ -12,7 +12,7 @@ import * as net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
 import { OTHER_KIND_INDEX, kindIndex } from '../../src/engine/model/kinds';
-import { GRPC_ERRORS, GrpcSurface, grpcTarget } from '../../src/engine/sources/attach/grpc-surface';
+import { GRPC_ERRORS, GrpcSurface, grpcTarget, reconnectBackoffMs } from '../../src/engine/sources/attach/grpc-surface';
 import { provingEngineService } from '../../src/engine/sources/attach/grpc-wire';
 import type { CuzkMetricsText, StatusMsg } from '../../src/engine/sources/attach/grpc-wire';
 import { hrNowNs } from '../../src/engine/sources/attach/surface';
@@ -792,6 +792,13 @@ describe('issue 23: GetMetrics rate on a scripted monotonic clock', () => {
 });
 
 describe('issue 23: reconnecting to a daemon that is down', () => {
+  test('the backoff cap: 2 s, or the poll interval if shorter, never under 100 ms (a daemon back that long is reached by the next poll)', () => {
+    // The header's rule, for the intervals in use (attach 1 s, fleet 5 s, 60 s in these tests) and the edges.
+    for (const [poll, max] of [[60_000, 2000], [5000, 2000], [2000, 2000], [1000, 1000], [250, 250], [100, 100], [20, 100], [0, 100]]) {
+      expect(reconnectBackoffMs(poll)).toEqual({ initial: 100, max });
+    }
+  });
+
   test('retried soon (within ~100 ms), then backing off: 3 to 7 connection attempts in the 1.5 s after the first', async () => {
     // A listener that hangs up on every connection: the daemon is not there. The surface is
     // polled every 20 ms; grpc-js dials again only when the channel's backoff allows.

@@ -45,6 +45,18 @@ export interface GrpcOptions {
 }
 
 
+/**
+ * The channel's reconnect backoff while the daemon is down (grpc-js grows it x1.6 from
+ * `initial`): capped at 2 s, or at the poll interval if that is shorter, so a daemon back
+ * for that long is reached by the next poll instead of after grpc-js's default 120 s cap
+ * (a restart would otherwise read as minutes of `cuzk_surface_up 0`); never under 100 ms,
+ * so a dead socket is not hammered.
+ */
+export function reconnectBackoffMs(pollIntervalMs: number): { initial: number; max: number } {
+  const max = Math.max(100, Math.min(2000, pollIntervalMs));
+  return { initial: Math.min(100, max), max };
+}
+
 /** Checks a --cuzk.grpc-address value; returns the grpc-js target or throws a readable Error. */
 export function grpcTarget(address: string): string {
   const a = address.trim();
@@ -146,13 +158,13 @@ export class GrpcSurface implements Surface {
     const method = (d: grpc.MethodDefinition<object, unknown>) => ({ path: d.path, request: d.requestSerialize({}), responseDeserialize: d.responseDeserialize });
     this.methods = { GetMetrics: method(service.GetMetrics), GetStatus: method(service.GetStatus) };
     const Ctor = grpc.makeGenericClientConstructor(service, 'ProvingEngine');
-    const backoff = Math.max(100, Math.min(2000, opts.pollIntervalMs));
+    const backoff = reconnectBackoffMs(opts.pollIntervalMs);
     this.client = new Ctor(grpcTarget(opts.address), grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': opts.maxMessageBytes,
       'grpc.max_send_message_length': 1024 * 1024,
-      'grpc.initial_reconnect_backoff_ms': Math.min(100, backoff),
-      'grpc.max_reconnect_backoff_ms': backoff,
-      'grpc.min_reconnect_backoff_ms': Math.min(100, backoff),
+      'grpc.initial_reconnect_backoff_ms': backoff.initial,
+      'grpc.max_reconnect_backoff_ms': backoff.max,
+      'grpc.min_reconnect_backoff_ms': backoff.initial,
       'grpc.enable_retries': 0,
       // Channelz bookkeeping (per-call trace and counters nobody reads here) was ~0.2 ms of
       // CPU per call, a tenth of the poll-cycle budget (bench/attach-poll.ts).
