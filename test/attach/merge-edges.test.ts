@@ -1112,3 +1112,49 @@ describe('issue 23, third batch', () => {
     expect(m.kPartsFailed[kind('snap-update')]).toBe(2);
   });
 });
+
+describe('issue 23, fourth batch: TIMELINE keeps its own books while another surface drives the workers', () => {
+  // docs/attach.md §3 (merge.ts nowNs): "TIMELINE keeps its own books while gRPC or /status drives the workers":
+  // its worker totals are those of a TIMELINE that drove throughout, and a switch back
+  // continues from them. Reference: the same lines, reads and collections on TIMELINE alone.
+  // A stint picked up at offset 5 s runs when the lines stop; the log is read to 40 s (TIMELINE
+  // vouches 1 s less: 39 s); gRPC says the worker idle meanwhile.
+  test.each([
+    // Written at 9 s, read at 41 s (a stalled journal flushed): lands at what was exposed, 39 s.
+    ['a late GPU_END', [tl(9000, 'GPU_END', B, 'worker=0,partition=0,gpu_ms=4000')]],
+    // A new daemon (offsets back by 4 s): the old stint ends where exposed, 39 s; worker 0 on a
+    // PoSt of the new daemon (seen again, so TIMELINE alone still lists it).
+    ['a daemon restart', [tl(1000, 'SYNTH_START', WP, 'kind=window-post'), tl(1000, 'GPU_PICKUP', WP, 'worker=0'), tl(1000, 'GPU_START', WP, 'worker=0')]],
+  ])('a stint running when the lines stop, ended by %s while gRPC drives: credited as TIMELINE alone credits it (34 s)', (_what, ending) => {
+    const both = rig({ grpc: true, timeline: true });
+    const alone = rig({ timeline: true });
+    both.src.timelineFeed(true, 'up');
+    both.grpcMetrics({ uptime: 100, completed: { porep_c2: 1 } });
+    both.grpcStatus(1000, [{ ordinal: 0 }]); // worker 0 idle per gRPC, throughout
+    for (const r of [both, alone]) {
+      r.lines(5000, ...pick(0, 0, 5000, B));
+      r.readTo(7000);
+      r.refresh(); // the evidence window starts (both)
+      r.src.nowNs(); // a collection: the stint exposed to 6 s
+      expect(r.src.currentDriver).toBe('timeline');
+    }
+    skewNs = 61e9;
+    both.grpcMetrics({ uptime: 161, completed: { porep_c2: 3 } }); // two proofs ended, no TIMELINE line
+    for (const r of [both, alone]) {
+      r.readTo(40_000); // read to its end: nothing new
+      r.refresh();
+      r.src.nowNs(); // a collection
+    }
+    expect(both.src.currentDriver).toBe('grpc');
+    for (const r of [both, alone]) {
+      r.src.timeline!.lines(ending.join(''), false, r.hr(41_000));
+      r.src.timeline!.caughtUp(r.hr(41_000));
+    }
+    const mb = both.refresh();
+    const ma = alone.refresh();
+    expect(both.src.currentDriver).toBe('timeline'); // lines again
+    expect(ma.wBusyNs[alone.slot(0)] / 1e9).toBeCloseTo(34, 3);
+    // Without TIMELINE's clock read while gRPC drove: 4 s (the end line's own time) or 1 s (the restart, what was exposed before the switch).
+    expect(mb.wBusyNs[both.slot(0)] / 1e9).toBeCloseTo(34, 3);
+  });
+});

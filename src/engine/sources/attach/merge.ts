@@ -559,7 +559,7 @@ export class MergedAttachSource implements MetricsSource {
     const d = this.lastDriver ?? this.workerDriver;
     // Every surface's clock is on the exporter's hrtime scale; a driver switch never moves it back.
     const t = d === 'timeline' ? this.timeline!.nowNs() : d === 'status' ? this.status!.attach.nowNs() : this.grpc!.nowNs();
-    if (this.timeline && d !== 'timeline') this.timeline.nowNs();
+    if (this.timeline && d !== 'timeline') this.timeline.nowNs(); // TIMELINE keeps its own books while another surface drives (docs/attach.md §3)
     if (t > this.lastNow) this.lastNow = t;
     return this.lastNow;
   }
