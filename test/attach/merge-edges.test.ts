@@ -1158,3 +1158,32 @@ describe('issue 23, fourth batch: TIMELINE keeps its own books while another sur
     expect(mb.wBusyNs[both.slot(0)] / 1e9).toBeCloseTo(34, 3);
   });
 });
+
+describe('a driver switch never takes exported busy seconds back', () => {
+  // merge.ts composeWorkers: "the new driver's totals continue from what was exposed (never
+  // back)". A counter that goes down reads as a reset to Prometheus (rate() then counts the
+  // whole total again). What was exposed includes a stint still running at the switch.
+  test('TIMELINE → gRPC with TIMELINE’s stint running and gRPC saying the worker idle', () => {
+    const r = rig({ grpc: true, timeline: true });
+    r.src.timelineFeed(true, 'up');
+    r.grpcMetrics({ uptime: 100, completed: { porep_c2: 1 } });
+    r.grpcStatus(1000, [{ ordinal: 0 }]); // worker 0 idle per gRPC, throughout
+    r.lines(5000, ...pick(0, 0, 5000, B));
+    r.readTo(7000);
+    let m = r.refresh();
+    expect(r.src.currentDriver).toBe('timeline');
+    const s = r.slot(0);
+    const before = m.workerBusyNsAt(s, r.src.nowNs()); // a collection
+    expect(before / 1e9).toBeCloseTo(1, 3); // the running stint: picked up at 5 s, read to 7 s, vouched to 6 s (1 s of lag)
+    skewNs = 61e9;
+    r.grpcMetrics({ uptime: 161, completed: { porep_c2: 3 } }); // proofs end, no TIMELINE line: gRPC drives
+    r.readTo(40_000);
+    m = r.refresh();
+    expect(r.src.currentDriver).toBe('grpc');
+    const after = m.workerBusyNsAt(s, r.src.nowNs());
+    expect(after).toBeGreaterThanOrEqual(before);
+    // And on: gRPC says idle, so nothing is added, nothing taken.
+    m = r.refresh();
+    expect(m.workerBusyNsAt(s, r.src.nowNs())).toBe(after);
+  });
+});

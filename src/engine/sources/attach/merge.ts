@@ -415,8 +415,14 @@ export class MergedAttachSource implements MetricsSource {
           }
         }
       }
-      // A driver switch: the new driver's totals continue from what was exposed (never back).
-      if (switched) this.drvBase.set(id, Math.max(0, m.wBusyNs[i] - busyNs));
+      // A driver switch: the new driver's totals continue from what was exposed (never back),
+      // a stint still running then included: the old driver's ended stints alone would take
+      // that running part back when the new driver says the worker idle.
+      if (switched) {
+        const now = this.lastNow;
+        const newRunning = b ? Math.max(0, Math.min(now, cap) - since) : 0;
+        this.drvBase.set(id, Math.max(0, m.workerBusyNsAt(i, now) - busyNs - newRunning));
+      }
       busyNs += this.drvBase.get(id) ?? 0;
       m.wBusy[i] = b;
       m.wSinceNs[i] = since;
