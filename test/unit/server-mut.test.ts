@@ -8,7 +8,8 @@
  * open now" after destroyAll is 0, plain HTTP to the TLS port is answered as Go answers it
  * once 5 bytes are in, pipelined requests are paced (never more than maxPipelined wait),
  * an answer with no progress for writeStallMs ("this long") closes its connection and an
- * idle one is never touched by that sweep, nothing of a connection keeps the process alive.
+ * idle one is never touched by that sweep, nothing of a connection keeps the process alive,
+ * a client's reset never ends the process, HTTPS requests are paced as plain HTTP's are.
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -16,6 +17,7 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { ErrorCounts } from '../../src/engine/model/error-counts';
 import type { Fleet, FleetTarget } from '../../src/engine/sources/fleet/fleet';
 import type { TargetsFileWatch } from '../../src/engine/sources/fleet/targets-watch';
@@ -289,6 +291,51 @@ describe('edge.ts', () => {
     const webFile = path.join(dir, 'web.yml');
     fs.writeFileSync(webFile, `tls_server_config:\n  cert_file: ${srv.cert}\n  key_file: ${srv.key}\n`);
 
+    // The edge's secureConnection listener must be the only one: https' own (http's
+    // connection listener) would otherwise run first, before pace(), and its parser would
+    // read straight from the TLS handle, unpaced.
+    test('HTTPS: pipelined requests behind a held answer are paced as plain HTTP\'s are (no hard-limit close)', async () => {
+      const held: http.ServerResponse[] = [];
+      let calls = 0;
+      const r = await start({
+        webFile,
+        maxPipelined: 2,
+        handler: (req, res) => {
+          calls++;
+          held.push(res);
+        },
+      });
+      const ca = fs.readFileSync(pki.ca.cert);
+      const open = async (): Promise<{ sock: tls.TLSSocket; data: string; closed: boolean }> => {
+        const sock = tls.connect({ port: r.port, host: '127.0.0.1', ca });
+        const t = { sock, data: '', closed: false };
+        sock.setEncoding('latin1');
+        sock.on('data', (d: string) => (t.data += d));
+        sock.on('close', () => (t.closed = true));
+        sock.on('error', () => {});
+        await new Promise((d) => sock.once('secureConnect', d));
+        return t;
+      };
+      try {
+        const c = await open();
+        // 200 requests (~6 KB, one TLS record) behind one that is held.
+        c.sock.write('GET /p HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(200));
+        await until('first held', () => held.length === 1);
+        // Another connection's answer: the server has had its turns at the first one's bytes.
+        const other = await open();
+        other.sock.write('GET /o HTTP/1.1\r\nHost: x\r\n\r\n');
+        await until('other answered', () => held.length === 2);
+        held[1].end('o');
+        await until('other got it', () => other.data.includes('\r\n\r\no'));
+        expect([c.closed, r.pipelining, calls]).toEqual([false, 0, 2]);
+        c.sock.destroy();
+        other.sock.destroy();
+      } finally {
+        for (const h of held) h.destroy();
+        await r.close();
+      }
+    });
+
     test('plain HTTP of exactly 5 bytes ("GET /") to the TLS port: Go\'s 400 at once', async () => {
       const r = await start({ webFile, firstRequestMs: 5_000 });
       try {
@@ -334,6 +381,34 @@ describe('edge.ts', () => {
         });
         expect([body, calls]).toEqual(['ok /s\n', 1]);
       } finally {
+        await r.close();
+      }
+    });
+
+    // A reset with nothing unread reaches the raw socket as a read error (ECONNRESET); with
+    // bytes still unread (the test above) libuv reports an end instead. Before TLS or http
+    // attach their listeners only the edge's own 'error' listener takes it: without it the
+    // error is uncaught and the exporter process dies.
+    test('a client that connects and resets before sending a byte: the read error is taken, the server serves the next', async () => {
+      const r = await start({ webFile });
+      const closes: boolean[] = [];
+      // A 'close' watcher only: an 'error' listener here would take the error itself.
+      r.edge.server.prependListener('connection', (s: net.Socket) => s.once('close', (hadError: boolean) => closes.push(hadError)));
+      // What would end the process (an error nobody listens to), caught here instead: the
+      // socket's callbacks run outside the test's context, so jest would blame the suite only.
+      const uncaught: Error[] = [];
+      process.setUncaughtExceptionCaptureCallback((e) => uncaught.push(e as Error));
+      try {
+        const c = await connect(r.port);
+        await until('accepted', () => r.edge.stats().open === 1);
+        c.sock.resetAndDestroy();
+        await until('gone', () => r.edge.stats().open === 0);
+        expect(closes).toEqual([true]); // closed by an error, so the case was reached
+        expect(uncaught.map((e) => e.message)).toEqual([]);
+        const ok = await request(`https://127.0.0.1:${r.port}/n`, { ca: fs.readFileSync(pki.ca.cert) });
+        expect([ok.status, ok.body]).toEqual([200, 'ok /n\n']);
+      } finally {
+        process.setUncaughtExceptionCaptureCallback(null);
         await r.close();
       }
     });

@@ -210,3 +210,19 @@ describe('TLS', () => {
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 });
+
+// The password checks run on a worker thread (bcrypt-pool.ts), unref'd while idle: nothing
+// waits on it, so only the process' OS threads (Linux: /proc/self/task) show whether close()
+// ended it. A count only, waited for (25 s; a worker ends in milliseconds), never timed.
+test('close() also ends the password-check thread: the process is back to the threads it had before the server', async () => {
+  const threads = (): number => fs.readdirSync('/proc/self/task').length;
+  // libuv's pool starts its threads on first use (fs, dns): before the count, not during it.
+  await fs.promises.readFile(__filename);
+  const before = threads();
+  const f = await start({ yaml: `basic_auth_users:\n  u: '${bcrypt.hashSync('p', 4)}'\n` });
+  expect((await request(`${f.url}/x`, { headers: { authorization: basic('u', 'p') } })).status).toBe(200);
+  expect(threads()).toBeGreaterThan(before); // the check ran on its own thread
+  await f.close();
+  front = null;
+  await until('as many threads as before the server', () => threads() <= before, 25_000);
+}, 30_000);
