@@ -430,6 +430,9 @@ describe('snapshots and awaits at the edges', () => {
       // The second job waits for the first one's synthesis slot: a queue wait well above 0.
       const jobs = [e.submit('window-post'), e.submit('window-post')];
       const rs = await Promise.all(jobs.map((j) => settleWithin(e.awaitProof(j))));
+      // A result may come from cuzk_await before any drain (a JS thread stalled past the
+      // proofs' end): wait for the hook to have seen both JOB_DONEs (JOB_STARTED precede them).
+      await until(() => rs.every((r) => seen.has(`${EV_JOB_DONE}:${r.job}`)), 'both JOB_DONE events drained');
       for (const r of rs) {
         expect(r.queueWaitSeconds).toBe(seen.get(`${EV_JOB_STARTED}:${r.job}`)! / 1e9);
         expect(r.totalSeconds).toBe(seen.get(`${EV_JOB_DONE}:${r.job}`)! / 1e9);
