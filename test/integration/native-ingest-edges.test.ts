@@ -619,6 +619,11 @@ describe('drain cadence (the linger timers armed)', () => {
     const spy = jest.spyOn(global, 'setTimeout');
     try {
       await withEngine(FAST_SIM, async (e) => {
+        // A hook on the push path throughout: the awaitProof alone is not one when the proof
+        // is done before it runs (a JS thread stalled after submit, as in CI): it then
+        // resolves from cuzk_await and the wake's drain, with nothing waiting, armed the
+        // background tick (250 ms) -- shown with a 10 ms busy-wait after submit.
+        e.onBatch = () => {};
         const waits = e.stats.waits;
         const r = await settleWithin(e.awaitProof(e.submit('winning-post')));
         expect(r.outcome).toBe('completed');
