@@ -350,7 +350,10 @@ describe('the connection cap', () => {
   });
 
   test('a connection that sends no request within firstRequestMs is closed; one that did is kept', async () => {
-    const r = await start({ firstRequestMs: 150 });
+    // 1 s, not 150 ms: the talker's own first-request timer runs from its accept, and after a
+    // JS-thread stall the timers phase comes before its request is read (a 200 ms busy-wait
+    // between its connect and its write closed it at 150 ms).
+    const r = await start({ firstRequestMs: 1000 });
     const silent = await connect(r.port);
     const talker = await connect(r.port);
     talker.sock.write('GET /t HTTP/1.1\r\nHost: x\r\n\r\n');
