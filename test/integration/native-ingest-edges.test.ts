@@ -394,8 +394,12 @@ describe('snapshots and awaits at the edges', () => {
   });
 
   test('jobs evicted inside a sequence gap leave the model and their ids are forgotten', async () => {
-    await withEngine({ ...FAST_SIM, event_ring_capacity: 16, finished_retention_ms: 0 }, async (e) => {
-      const job = e.submit('snap-update', { requestId: 'lost-in-gap' });
+    // The first job lasts ~0.6 s (one partition, 500 + 100 ms at time_scale 0.001): at the
+    // default ~30 ms a 200 ms stall of the JS thread before the refresh let it end and be
+    // evicted (retention 0) before the model ever held it.
+    const slowSnap = { 'snap-update': { synth_ms: 500_000, gpu_ms: 100_000, finalize_ms: 0, jitter: 0 } };
+    await withEngine({ ...FAST_SIM, sim: slowSnap, event_ring_capacity: 16, finished_retention_ms: 0 }, async (e) => {
+      const job = e.submit('snap-update', { requestId: 'lost-in-gap', partitions: 1 });
       e.refresh();
       expect(e.model.jobs.has(job)).toBe(true);
       // Never awaited (the background linger lets the ring overflow); wait until the engine
@@ -407,7 +411,15 @@ describe('snapshots and awaits at the edges', () => {
       expect(e.requestId(job)).toBe('lost-in-gap');
       // More than a ring of later events, so its JOB_EVICTED is overwritten, not drained.
       const before = e.readCounters().lastSeq;
-      while (e.readCounters().lastSeq < before + 40) e.cancel(e.submit('window-post'));
+      while (e.readCounters().lastSeq < before + 40) {
+        const j = e.submit('window-post');
+        try {
+          e.cancel(j);
+        } catch (x) {
+          // Ended and evicted first (retention 0; a 50 ms stall between the two calls did it).
+          if ((x as NativeError).status !== STATUS.ENOTFOUND) throw x;
+        }
+      }
       await until(() => JSON.parse(e.statusText()).pipelines.length === 0, 'the cancelled ones evicted');
       e.refresh();
       expect(e.stats.dropped).toBeGreaterThan(0);
