@@ -124,8 +124,10 @@ describe('event batches', () => {
 
   test('an evicted job\'s id is forgotten when its JOB_EVICTED event is drained', async () => {
     // Retention long enough for the result to be fetched first (a job evicted before its
-    // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND).
-    await withEngine({ ...FAST_SIM, finished_retention_ms: 600 }, async (e) => {
+    // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND). It is how long the JS
+    // thread may stall between the proof's end and its drain: 600 ms failed with a 700 ms
+    // busy-wait after submit; 1 s, as ingest-cadence's job-ids test.
+    await withEngine({ ...FAST_SIM, finished_retention_ms: 1000 }, async (e) => {
       const job = e.submit('winning-post', { requestId: 'gone-soon' });
       const r = await settleWithin(e.awaitProof(job));
       expect(r.jobId).toBe('gone-soon');
