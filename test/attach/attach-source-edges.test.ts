@@ -780,7 +780,9 @@ describe('polls over HTTP', () => {
   });
 
   test('keep-alive: a one-request server that keeps the connection open is connected to afresh for good after two strikes, logged once', async () => {
-    const { src, m, lines } = mk({ url: daemon.url, timeoutMs: 250 });
+    // The deadline also bounds the answered polls (daemon in this process): 250 ms failed
+    // there when the JS thread stalled that long in an answer (a busy-wait in the daemon).
+    const { src, m, lines } = mk({ url: daemon.url, timeoutMs: 1000 });
     const good = JSON.stringify(snap({ uptime: 10, workers: W2 }));
     daemon.behaviour = { kind: 'drop', always: false, body: good, how: 'ignore' };
     const off = () => lines.filter((l) => l.msg.includes('connecting afresh for every poll'));
@@ -799,7 +801,10 @@ describe('polls over HTTP', () => {
   });
 
   test('keep-alive: a hung daemon whose new connections time out too keeps keep-alive', async () => {
-    const { src, m, lines } = mk({ url: daemon.url, timeoutMs: 150 });
+    // 1 s, not 150 ms: the answered polls must beat the deadline too, and a 200 ms busy-wait
+    // in the daemon's answer (a stalled JS thread: both ends are this process) counted 8
+    // timeouts instead of 4.
+    const { src, m, lines } = mk({ url: daemon.url, timeoutMs: 1000 });
     const good = JSON.stringify(snap({ uptime: 10, workers: W2 }));
     for (let round = 0; round < 2; round++) {
       daemon.behaviour = { kind: 'body', body: good };

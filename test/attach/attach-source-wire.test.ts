@@ -118,7 +118,9 @@ test('a timeout closes the hung connection; an error status or a declared oversi
   for (const bytes of ['', 'HTTP/1.1 503 Busy\r\nContent-Length: 1000\r\n\r\n', 'HTTP/1.1 200 OK\r\nContent-Length: 99999999\r\n\r\n{']) {
     reply = { bytes, close: false };
     const ka = new KeepAlive();
-    const r = await fetchLimited(url, 200, 1 << 20, undefined, ka).then(
+    // 1 s: the answered cases must beat the deadline too (the server is this process; a
+    // 250 ms busy-wait in its answer made the 503 a timeout at 200 ms).
+    const r = await fetchLimited(url, 1000, 1 << 20, undefined, ka).then(
       () => 'ok',
       (e: { reason: string }) => e.reason,
     );
@@ -190,7 +192,9 @@ test('a reused connection that answered its head and then stalled is no strike: 
   const ok = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}';
   script = (n) => (n === 0 ? { bytes: ok, close: false } : { bytes: 'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{', close: false });
   const lines: string[] = [];
-  const src = new AttachSource({ url, pollIntervalMs: 1000, timeoutMs: 150, maxBodyBytes: 1 << 20, logger: createLogger('debug', 'json', (l) => lines.push(l)) });
+  // 1 s, not 150 ms: the answered polls must beat the deadline too (a 250 ms busy-wait in the
+  // in-process server's answer: 7 connections instead of 4).
+  const src = new AttachSource({ url, pollIntervalMs: 1000, timeoutMs: 1000, maxBodyBytes: 1 << 20, logger: createLogger('debug', 'json', (l) => lines.push(l)) });
   for (let i = 0; i < 7; i++) await src.pollOnce();
   // answered, stalled, afresh answered, stalled, afresh answered, stalled, afresh answered
   expect(connections).toBe(4);
@@ -204,9 +208,11 @@ test('a request asked again on a new connection leaves no deadline behind to cou
   // Every reused request hung up on: each poll after the first is asked again on a new connection.
   script = (n) => (n === 0 ? { bytes: ok, close: false } : { bytes: '', close: true });
   const ka = new KeepAlive();
+  // Deadline 500 ms, not 100: the answer on the new connection must beat it (a 250 ms
+  // busy-wait in the in-process server's answer timed it out).
   for (let i = 0; i < 4; i++) {
-    await fetchLimited(url, 100, 100, undefined, ka);
-    await new Promise((r) => setTimeout(r, 200)); // past the first request's deadline
+    await fetchLimited(url, 500, 100, undefined, ka);
+    await new Promise((r) => setTimeout(r, 600)); // past the first request's deadline
   }
   expect(ka.off).toBe(false);
   expect(ka.strikes).toBe(0);

@@ -166,7 +166,10 @@ test('lingerMs 0: each wake drains at once and re-arms the wait (the freshness b
 });
 
 test('job ids of jobs submitted here are known without asking the engine, and forgotten when it evicts them', async () => {
-  const engine = NativeEngine.open({ backend: 'sim', gpus: 1, workers_per_gpu: 2, time_scale: 0.001, finished_retention_ms: 50 }, undefined, { lingerMs: 0 });
+  // Retention is how long the JS thread may stall between a proof's end and taking its
+  // result (after that cuzk_await answers ENOTFOUND) or reading its id: 50 ms failed with
+  // a 100 ms busy-wait before the awaits, which a loaded CI box can impose. 1 s costs 1 s.
+  const engine = NativeEngine.open({ backend: 'sim', gpus: 1, workers_per_gpu: 2, time_scale: 0.001, finished_retention_ms: 1000 }, undefined, { lingerMs: 0 });
   const lib = engine.lib as unknown as { jobId: (...a: unknown[]) => unknown };
   const orig = lib.jobId;
   let asked = 0;

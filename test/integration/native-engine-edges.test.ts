@@ -341,8 +341,9 @@ describe('close', () => {
 describe('events off (benchmarks): awaits block on the pool', () => {
   test('results arrive without events; the model sees none; close rejects a blocked await', async () => {
     // Retention short, but long enough that the blocking await starts before the eviction
-    // (a job evicted before anyone awaits it has no result left: ENOTFOUND).
-    await withEngine({ ...FAST_SIM, events: false, finished_retention_ms: 300 }, async (e) => {
+    // (a job evicted before anyone awaits it has no result left: ENOTFOUND). 300 ms failed
+    // with a 400 ms busy-wait between submit and awaitProof (a stalled JS thread); 1 s.
+    await withEngine({ ...FAST_SIM, events: false, finished_retention_ms: 1000 }, async (e) => {
       expect(e.stats.waits).toBe(0);
       const job = e.submit('winning-post', { requestId: 'quiet' });
       const r = await e.awaitProof(job);
@@ -351,7 +352,7 @@ describe('events off (benchmarks): awaits block on the pool', () => {
       expect(e.model.eventsTotal).toBe(0);
       expect(e.stats.batches).toBe(0);
       // The id is forgotten with the result: once the engine evicts the job
-      // nothing answers for it any more (retention 300 ms).
+      // nothing answers for it any more (retention 1 s).
       await until(() => !pipelines(e).some((p) => p.job_handle === job), 'job evicted');
       expect(e.requestId(job)).toBe(String(job));
       expect(e.jobId(job)).toBeUndefined();

@@ -124,8 +124,10 @@ describe('event batches', () => {
 
   test('an evicted job\'s id is forgotten when its JOB_EVICTED event is drained', async () => {
     // Retention long enough for the result to be fetched first (a job evicted before its
-    // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND).
-    await withEngine({ ...FAST_SIM, finished_retention_ms: 600 }, async (e) => {
+    // JOB_DONE is drained has no result left: cuzk_await ENOTFOUND). It is how long the JS
+    // thread may stall between the proof's end and its drain: 600 ms failed with a 700 ms
+    // busy-wait after submit; 1 s, as ingest-cadence's job-ids test.
+    await withEngine({ ...FAST_SIM, finished_retention_ms: 1000 }, async (e) => {
       const job = e.submit('winning-post', { requestId: 'gone-soon' });
       const r = await settleWithin(e.awaitProof(job));
       expect(r.jobId).toBe('gone-soon');
@@ -394,8 +396,12 @@ describe('snapshots and awaits at the edges', () => {
   });
 
   test('jobs evicted inside a sequence gap leave the model and their ids are forgotten', async () => {
-    await withEngine({ ...FAST_SIM, event_ring_capacity: 16, finished_retention_ms: 0 }, async (e) => {
-      const job = e.submit('snap-update', { requestId: 'lost-in-gap' });
+    // The first job lasts ~0.6 s (one partition, 500 + 100 ms at time_scale 0.001): at the
+    // default ~30 ms a 200 ms stall of the JS thread before the refresh let it end and be
+    // evicted (retention 0) before the model ever held it.
+    const slowSnap = { 'snap-update': { synth_ms: 500_000, gpu_ms: 100_000, finalize_ms: 0, jitter: 0 } };
+    await withEngine({ ...FAST_SIM, sim: slowSnap, event_ring_capacity: 16, finished_retention_ms: 0 }, async (e) => {
+      const job = e.submit('snap-update', { requestId: 'lost-in-gap', partitions: 1 });
       e.refresh();
       expect(e.model.jobs.has(job)).toBe(true);
       // Never awaited (the background linger lets the ring overflow); wait until the engine
@@ -407,7 +413,15 @@ describe('snapshots and awaits at the edges', () => {
       expect(e.requestId(job)).toBe('lost-in-gap');
       // More than a ring of later events, so its JOB_EVICTED is overwritten, not drained.
       const before = e.readCounters().lastSeq;
-      while (e.readCounters().lastSeq < before + 40) e.cancel(e.submit('window-post'));
+      while (e.readCounters().lastSeq < before + 40) {
+        const j = e.submit('window-post');
+        try {
+          e.cancel(j);
+        } catch (x) {
+          // Ended and evicted first (retention 0; a 50 ms stall between the two calls did it).
+          if ((x as NativeError).status !== STATUS.ENOTFOUND) throw x;
+        }
+      }
       await until(() => JSON.parse(e.statusText()).pipelines.length === 0, 'the cancelled ones evicted');
       e.refresh();
       expect(e.stats.dropped).toBeGreaterThan(0);
@@ -430,6 +444,9 @@ describe('snapshots and awaits at the edges', () => {
       // The second job waits for the first one's synthesis slot: a queue wait well above 0.
       const jobs = [e.submit('window-post'), e.submit('window-post')];
       const rs = await Promise.all(jobs.map((j) => settleWithin(e.awaitProof(j))));
+      // A result may come from cuzk_await before any drain (a JS thread stalled past the
+      // proofs' end): wait for the hook to have seen both JOB_DONEs (JOB_STARTED precede them).
+      await until(() => rs.every((r) => seen.has(`${EV_JOB_DONE}:${r.job}`)), 'both JOB_DONE events drained');
       for (const r of rs) {
         expect(r.queueWaitSeconds).toBe(seen.get(`${EV_JOB_STARTED}:${r.job}`)! / 1e9);
         expect(r.totalSeconds).toBe(seen.get(`${EV_JOB_DONE}:${r.job}`)! / 1e9);
@@ -616,6 +633,11 @@ describe('drain cadence (the linger timers armed)', () => {
     const spy = jest.spyOn(global, 'setTimeout');
     try {
       await withEngine(FAST_SIM, async (e) => {
+        // A hook on the push path throughout: the awaitProof alone is not one when the proof
+        // is done before it runs (a JS thread stalled after submit, as in CI): it then
+        // resolves from cuzk_await and the wake's drain, with nothing waiting, armed the
+        // background tick (250 ms) -- shown with a 10 ms busy-wait after submit.
+        e.onBatch = () => {};
         const waits = e.stats.waits;
         const r = await settleWithin(e.awaitProof(e.submit('winning-post')));
         expect(r.outcome).toBe('completed');

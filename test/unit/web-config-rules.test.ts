@@ -1024,10 +1024,16 @@ describe('WebConfigHolder', () => {
     const h = new WebConfigHolder(load(`basic_auth_users:\n  u: '${H}'\n`), log, { failureDelayMs: 300, maxPendingBcrypt: 4 });
     try {
       expect(h.authRequired()).toBe(true);
-      let t = Date.now();
-      expect(await h.authorize(undefined)).toBe('unauthorized');
-      expect(Date.now() - t).toBeLessThan(250);
-      t = Date.now();
+      // Without credentials: no delay timer armed (read from setTimeout, not from the wall
+      // clock: an elapsed-time bound of 250 ms failed with a 300 ms busy-wait in the call).
+      const timers = jest.spyOn(global, 'setTimeout');
+      try {
+        expect(await h.authorize(undefined)).toBe('unauthorized');
+        expect(timers.mock.calls.filter((c) => c[1] === 300)).toEqual([]);
+      } finally {
+        timers.mockRestore();
+      }
+      const t = Date.now();
       expect(await h.authorize(`Basic ${Buffer.from('u:wrong').toString('base64')}`)).toBe('unauthorized');
       expect(Date.now() - t).toBeGreaterThanOrEqual(290);
     } finally {
