@@ -95,9 +95,9 @@ describe('stop() while start()’s poll hangs (docs/hostile-inputs.md row 6)', (
       src.start();
       while (daemon.requests === 0) await new Promise((r) => setImmediate(r));
       const t = performance.now();
-      // Within jest's 5 s: a stop() that waited for the poll's 120 s deadline fails here.
+      // A stop() that waited for the poll's 120 s deadline fails here; 20 s leaves a loaded box room.
       await src.stop();
-      expect(performance.now() - t).toBeLessThan(4000);
+      expect(performance.now() - t).toBeLessThan(20_000);
       expect(incs).toEqual([]);
       expect(warns()).toEqual([]);
       expect(m.up).toBe(false);

@@ -24,7 +24,7 @@ let connections = 0;
 let heads: string[] = [];
 
 /** Waits until `cond` holds (checked every turn of the event loop), or fails after `ms`. */
-async function until(cond: () => boolean, ms = 3000): Promise<boolean> {
+async function until(cond: () => boolean, ms = 20_000): Promise<boolean> {
   const end = performance.now() + ms;
   while (!cond()) {
     if (performance.now() > end) return false;

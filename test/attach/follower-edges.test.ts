@@ -69,7 +69,7 @@ function fdsOn(file: string): string[] {
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** Waits (event-loop turns, bounded) until cond holds; false when it never did. */
-async function until(cond: () => boolean, ms = 5000): Promise<boolean> {
+async function until(cond: () => boolean, ms = 20_000): Promise<boolean> {
   const end = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > end) return false;

@@ -604,7 +604,7 @@ describe('issue 23: the surface as built, its polls and its loop', () => {
       await g.stop();
       const t0 = Date.now();
       await new Promise<void>((r) => {
-        const check = () => (open === 0 || Date.now() - t0 > 5000 ? r() : setTimeout(check, 10));
+        const check = () => (open === 0 || Date.now() - t0 > 20_000 ? r() : setTimeout(check, 10));
         check();
       });
       expect(open).toBe(0);

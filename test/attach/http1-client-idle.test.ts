@@ -19,7 +19,7 @@ import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { Http1Handlers, Http1Pool, Http1Target } from '../../src/engine/sources/attach/http1-client';
 
-jest.setTimeout(15_000);
+jest.setTimeout(30_000);
 
 const OK = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}';
 const OK_CLOSE = 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}';
@@ -62,9 +62,9 @@ function get(pool: Http1Pool, t: Http1Target, keepAlive = true): Promise<string>
 }
 
 async function until(cond: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 20_000;
   while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met within 5 s');
+    if (Date.now() > end) throw new Error('condition not met within 20 s');
     await new Promise((r) => setTimeout(r, 5));
   }
 }

@@ -54,7 +54,7 @@ async function rawServer(answer: (s: net.Socket, req: Buffer) => void) {
 type Result = { head?: ResponseHead; body: string; error?: NodeJS.ErrnoException; reused: boolean };
 
 // A hung request fails its test within seconds (not at jest's 60 s, past Stryker's timeout).
-jest.setTimeout(15_000);
+jest.setTimeout(30_000);
 
 /** One GET through the pool; resolves at onEnd or onError, or as an error `NO_OUTCOME` if neither comes within 5 s. */
 function get(pool: Http1Pool, t: Http1Target, keepAlive = true): Promise<Result> {
@@ -84,9 +84,9 @@ function get(pool: Http1Pool, t: Http1Target, keepAlive = true): Promise<Result>
 
 /** Waits for a condition (turns of the event loop, at most 5 s). */
 async function until(cond: () => boolean): Promise<void> {
-  const end = Date.now() + 5000;
+  const end = Date.now() + 20_000;
   while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met within 5 s');
+    if (Date.now() > end) throw new Error('condition not met within 20 s');
     await new Promise((r) => setTimeout(r, 5));
   }
 }

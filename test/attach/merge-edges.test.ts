@@ -789,7 +789,7 @@ describe('more of the merge’s wiring', () => {
     });
     try {
       src.start();
-      const until = Date.now() + 5000;
+      const until = Date.now() + 20_000;
       while (src.timeline!.eventsTotal === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       expect(src.timeline!.eventsTotal).toBe(1); // read by the surface's own follower
       await src.stop();
