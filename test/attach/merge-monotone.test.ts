@@ -15,7 +15,7 @@ import type { Resource } from '@opentelemetry/resources';
 import { DataPointType } from '@opentelemetry/sdk-metrics';
 import * as surfaceClock from '../../src/engine/sources/attach/surface';
 import { StateMetricProducer } from '../../src/exporter/state-metrics';
-import { Rig, RigOptions, realHr, rig } from './merge-rig';
+import { Rig, RigOptions, pick, realHr, rig } from './merge-rig';
 import { idle, Pipeline, PartState, proving, snapshot, Worker } from './snapshots';
 import { tl } from './timeline-driver';
 
@@ -310,3 +310,40 @@ test('no exported counter ever goes down, whatever drives the workers and partit
 
 
 
+describe('shrunk counterexamples, as plain scripts', () => {
+  test('TIMELINE → gRPC while gRPC has a worker busy: its running stint is exposed only as far as gRPC saw it, never taken back at the idle sample', () => {
+    // TIMELINE saw a partition end in the daemon's first life; it restarted with its pipeline
+    // off (no line tells TIMELINE, whose file is read on: its clock moves with the reads).
+    // GetStatus samples worker 0 on a job at 1 s and 20 s, idle at 62 s.
+    baseHr = realHr();
+    skewNs = 0;
+    const r = rig({ grpc: true, timeline: true });
+    (r as unknown as { epochHr: number }).epochHr = baseHr - 1e9; // offset t ms is read at t ms (+ 2 ms)
+    const busySecs = () => {
+      r.src.refresh();
+      return r.src.model.workerBusyNsAt(r.slot(0), r.src.nowNs()) / 1e9; // what /metrics exports
+    };
+    r.src.timelineFeed(true, 'up');
+    r.lines(600, ...pick(1, 0, 500, 'porep-1000-6'), tl(600, 'GPU_END', 'porep-1000-6', 'worker=1,partition=0,gpu_ms=100'));
+    r.grpcMetrics({ uptime: 0.3, completed: {} });
+    const workers = (job?: string) => [{ ordinal: 0, job, kind: job ? 'porep-c2' : undefined }, { ordinal: 0 }];
+    r.grpcStatus(1000, workers('porep-1000-7'), [], 0.3);
+    r.readTo(1000);
+    expect(busySecs()).toBe(0); // TIMELINE drives (worker 0 idle there); the evidence window starts
+    skewNs = 20e9;
+    r.grpcStatus(20_000, workers('porep-1000-7'), [], 19.3); // still on it
+    skewNs = 30e9;
+    r.readTo(30_000);
+    expect(busySecs()).toBe(0); // a collection: the exporter's clock is TIMELINE's, about 29 s
+    skewNs = 61e9;
+    r.readTo(61_000);
+    r.grpcMetrics({ uptime: 60.3, completed: { porep_c2: 2 } }); // two proofs ended, no TIMELINE line
+    const during = busySecs();
+    expect(r.src.currentDriver).toBe('grpc');
+    r.grpcStatus(62_000, workers(), [], 61.3); // idle now; gRPC credits the stint up to its 1 s sample
+    const after = busySecs();
+    // gRPC saw the stint from 1 s to 20 s: that is what it credits at the idle sample, so that
+    // is all the running stint may show before (the exporter's clock, TIMELINE's, was at 29 s).
+    expect([during, after]).toEqual([19, 19]);
+  });
+});

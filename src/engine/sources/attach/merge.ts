@@ -409,6 +409,9 @@ export class MergedAttachSource implements MetricsSource {
           busyNs = g.wBusyNs[id];
           parts = g.wParts[id];
           if (b) {
+            // Sampled: a running stint shows only up to the last sample that saw it (what gRPC
+            // credits when it ends), not up to our clock, which another driver may have moved past it.
+            cap = g.wSeenUntil[id];
             job = g.handle(g.wJob[id]);
             part = 0;
             kind = g.wKind[id];
