@@ -346,4 +346,40 @@ describe('shrunk counterexamples, as plain scripts', () => {
     // is all the running stint may show before (the exporter's clock, TIMELINE's, was at 29 s).
     expect([during, after]).toEqual([19, 19]);
   });
+
+  test('TIMELINE → gRPC with gRPC’s running stint longer than what TIMELINE had exposed: that stint is counted once, never taken back when it ends', () => {
+    // TIMELINE saw worker 0 prove for 2 s in the daemon's first life; it restarted with its
+    // pipeline off. GetStatus samples worker 0 on a job at 3 s and 8 s (5 s seen), idle at 62 s.
+    baseHr = realHr();
+    skewNs = 0;
+    const r = rig({ grpc: true, timeline: true });
+    (r as unknown as { epochHr: number }).epochHr = baseHr - 1e9;
+    const busySecs = () => {
+      r.src.refresh();
+      return r.src.model.workerBusyNsAt(r.slot(0), r.src.nowNs()) / 1e9;
+    };
+    const workers = (job?: string) => [{ ordinal: 0, job, kind: job ? 'porep-c2' : undefined }, { ordinal: 0 }];
+    r.src.timelineFeed(true, 'up');
+    r.lines(2500, ...pick(0, 0, 500, 'porep-1000-6'), tl(2500, 'GPU_END', 'porep-1000-6', 'worker=0,partition=0,gpu_ms=2000'));
+    r.grpcMetrics({ uptime: 0.3, completed: {} });
+    r.grpcStatus(3000, workers('porep-1000-7'), [], 0.3);
+    r.readTo(3000);
+    const seen = [busySecs()]; // TIMELINE drives; the evidence window starts
+    skewNs = 8e9;
+    r.grpcStatus(8000, workers('porep-1000-7'), [], 5.3);
+    skewNs = 30e9;
+    r.readTo(30_000);
+    seen.push(busySecs());
+    skewNs = 61e9;
+    r.readTo(61_000);
+    r.grpcMetrics({ uptime: 58.3, completed: { porep_c2: 2 } }); // two proofs ended, no TIMELINE line
+    seen.push(busySecs());
+    expect(r.src.currentDriver).toBe('grpc');
+    r.grpcStatus(62_000, workers(), [], 59.3); // idle: gRPC credits 3 s -> 8 s
+    seen.push(busySecs());
+    // TIMELINE's 2 s (ended, nothing of it running: gRPC's stint is another) and gRPC's 5 s,
+    // running at the switch and ended alike.
+    expect(seen).toEqual([2, 2, 7, 7]);
+  });
 });
+
