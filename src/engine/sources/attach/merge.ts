@@ -409,6 +409,9 @@ export class MergedAttachSource implements MetricsSource {
           busyNs = g.wBusyNs[id];
           parts = g.wParts[id];
           if (b) {
+            // Sampled: a running stint shows only up to the last sample that saw it (what gRPC
+            // credits when it ends), not up to our clock, which another driver may have moved past it.
+            cap = g.wSeenUntil[id];
             job = g.handle(g.wJob[id]);
             part = 0;
             kind = g.wKind[id];
@@ -417,11 +420,15 @@ export class MergedAttachSource implements MetricsSource {
       }
       // A driver switch: the new driver's totals continue from what was exposed (never back),
       // a stint still running then included: the old driver's ended stints alone would take
-      // that running part back when the new driver says the worker idle.
+      // that running part back when the new driver says the worker idle. The new driver's
+      // running stint is the old one's as far as that one went (one stint seen by both), the
+      // rest of it new: all of it taken off would leave the ended total exposed above the
+      // new driver's, and the running part counted on top of it would go when it ends.
       if (switched) {
         const now = this.lastNow;
+        const exposed = m.workerBusyNsAt(i, now);
         const newRunning = b ? Math.max(0, Math.min(now, cap) - since) : 0;
-        this.drvBase.set(id, Math.max(0, m.workerBusyNsAt(i, now) - busyNs - newRunning));
+        this.drvBase.set(id, Math.max(0, exposed - busyNs - Math.min(newRunning, exposed - m.wBusyNs[i])));
       }
       busyNs += this.drvBase.get(id) ?? 0;
       m.wBusy[i] = b;
