@@ -130,13 +130,16 @@ export interface RawConn {
 }
 
 /** Opens a raw connection to 127.0.0.1:port (resolves once connected); errors are ignored, `closed` says the end. */
-export async function rawConnect(port: number): Promise<RawConn> {
-  const sock = net.connect(port, '127.0.0.1');
+export async function rawConnect(port: number): Promise<RawConn>;
+/** The same over TLS (resolves once the handshake is done), trusting `ca`. */
+export async function rawConnect(port: number, ca: Buffer): Promise<RawConn & { sock: tls.TLSSocket }>;
+export async function rawConnect(port: number, ca?: Buffer): Promise<RawConn> {
+  const sock = ca ? tls.connect({ port, host: '127.0.0.1', ca }) : net.connect(port, '127.0.0.1');
   const r: RawConn = { sock, data: '', closed: false };
   sock.setEncoding('latin1');
   sock.on('data', (d: string) => (r.data += d));
   sock.on('close', () => (r.closed = true));
   sock.on('error', () => {});
-  await new Promise((d) => sock.once('connect', d));
+  await new Promise((d) => sock.once(ca ? 'secureConnect' : 'connect', d));
   return r;
 }

@@ -306,16 +306,7 @@ describe('edge.ts', () => {
         },
       });
       const ca = fs.readFileSync(pki.ca.cert);
-      const open = async (): Promise<{ sock: tls.TLSSocket; data: string; closed: boolean }> => {
-        const sock = tls.connect({ port: r.port, host: '127.0.0.1', ca });
-        const t = { sock, data: '', closed: false };
-        sock.setEncoding('latin1');
-        sock.on('data', (d: string) => (t.data += d));
-        sock.on('close', () => (t.closed = true));
-        sock.on('error', () => {});
-        await new Promise((d) => sock.once('secureConnect', d));
-        return t;
-      };
+      const open = () => rawConnect(r.port, ca);
       try {
         const c = await open();
         // 200 requests (~6 KB, one TLS record) behind one that is held.
