@@ -418,6 +418,28 @@ describe('tls_server_config: one of each pair, and which files', () => {
   });
 });
 
+describe('tls_server_config: validity and empty values', () => {
+  // RFC 5280 §4.1.2.5: the validity period runs through notAfter inclusive, so a certificate
+  // read at that very instant has not expired yet; one millisecond later it has.
+  test.each([
+    [0, []],
+    [1, ['expired']],
+  ])('read %d ms after notAfter: warnings %j', (afterMs, want) => {
+    const validTo = new crypto.X509Certificate(fs.readFileSync(srv.cert)).validTo;
+    const spy = jest.spyOn(Date, 'now').mockReturnValue(Date.parse(validTo) + afterMs);
+    try {
+      expect(load(tls()).warnings.map((w) => (w.includes('expired') ? 'expired' : w))).toEqual(want);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+  // The toolkit reads YAML into Go strings, where an empty value is the zero value: unset.
+  test.each([['client_auth_type'], ['client_ca_file'], ['client_ca']])('%s: "" is unset (the defaults apply)', (key) => {
+    const c = load(tls(`  ${key}: ''\n`));
+    expect([c.tls!.clientAuth, c.tls!.ca]).toEqual(['NoClientCert', undefined]);
+  });
+});
+
 describe('tls_server_config: client certificates', () => {
   const ca = `  client_ca_file: ${pki.ca.cert}\n`;
   test.each([
