@@ -82,3 +82,39 @@ for (const d of triage.directories) {
   if (!markdown && notRun.length) console.log(`  not run: ${notRun.map((f) => path.basename(f)).join(', ')}`);
   if (markdown && notRun.length) console.log(`|  | not run: ${notRun.map((f) => `\`${path.basename(f)}\``).join(', ')} | | | |`);
 }
+
+// Sources changed since their run: the run's mutants are of the older text. Ranged re-runs of
+// the changed lines (triage.json "supplements", each with its own incremental file) cover them.
+const stale = rows.filter((r) => {
+  const j = JSON.parse(fs.readFileSync(path.join(here, triage.files[r.file].incremental), 'utf8'));
+  return j.files[r.file].source !== fs.readFileSync(path.join(root, r.file), 'utf8');
+});
+const covered = new Set((triage.supplements ?? []).flatMap((s) => Object.keys(s.files)));
+if (stale.length) {
+  console.log('');
+  const list = stale.map((r) => `${r.file}${covered.has(r.file) ? ' (changed lines re-run: supplement)' : ''}`);
+  console.log(markdown ? `Changed since their run: ${list.map((f) => `\`${f}\``).join(', ')}.` : `changed since their run:\n  ${list.join('\n  ')}`);
+}
+for (const s of triage.supplements ?? []) {
+  console.log('');
+  console.log(markdown ? `**Supplement: ${s.name}** (\`${s.incremental}\`; ${s.why})` : `supplement: ${s.name} (${s.incremental})`);
+  if (markdown) {
+    console.log('');
+    console.log('| file | Stryker score | survived, no coverage | equivalent | killed by hand | excl. equivalent | open |');
+    console.log('|---|---|---|---|---|---|---|');
+  }
+  let tot = { detected: 0, decided: 0, eq: 0, hand: 0 };
+  for (const [file, t] of Object.entries(s.files)) {
+    const c = counts(file, s.incremental);
+    const detected = c.Killed + c.Timeout;
+    const decided = detected + c.Survived + c.NoCoverage;
+    const eq = t.equivalent ?? 0;
+    const hand = t.killedByHand ?? 0;
+    const open = decided - eq - detected - hand;
+    tot = { detected: tot.detected + detected, decided: tot.decided + decided, eq: tot.eq + eq, hand: tot.hand + hand };
+    if (markdown) console.log(`| \`${file}\` | ${pct(detected, decided)} (${detected}/${decided}) | ${c.Survived}, ${c.NoCoverage} | ${eq} | ${hand} | ${pct(detected + hand, decided - eq)} | ${open} |`);
+    else console.log(`  ${file.padEnd(50)} ${pct(detected, decided).padStart(8)} ${String(detected).padStart(4)}/${String(decided).padEnd(4)} excl. eq ${pct(detected + hand, decided - eq).padStart(8)}${open > 0 ? `  ${open} open` : ''}`);
+  }
+  const line = `all: ${pct(tot.detected, tot.decided)} (${tot.detected}/${tot.decided}); excl. equivalent ${pct(tot.detected + tot.hand, tot.decided - tot.eq)} (${tot.detected + tot.hand}/${tot.decided - tot.eq})`;
+  console.log(markdown ? `\n${line}` : `  ${line}`);
+}
