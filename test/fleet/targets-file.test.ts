@@ -204,6 +204,13 @@ describe('edges of each rule (issue 23)', () => {
     expect(refused(one(`    grpc_address: "1.2.3.4:1"\n    labels: {r: [${'1,'.repeat(40)}1]}\n`))).toBe(`target "a": label "r" must be a string (quote it: "${Array(41).fill('1').join(',').slice(0, 64)}")`);
     expect(parse(one('    grpc_address: "1.2.3.4:1"\n    labels: {_a: x, B_1: y}\n'))[0].labels).toEqual({ _a: 'x', B_1: 'y' });
     expect(parse(one('    grpc_address: "1.2.3.4:1"\n    labels: null\n'))[0].labels).toEqual({});
+    // Only a leading __ is Prometheus' (relabelling internals): a trailing one is an ordinary name.
+    expect(refused(one('    grpc_address: "1.2.3.4:1"\n    labels: {__a: x}\n'))).toBe('target "a": label name "__a" is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __)');
+    expect(parse(one('    grpc_address: "1.2.3.4:1"\n    labels: {a__: x}\n'))[0].labels).toEqual({ a__: 'x' });
+  });
+  test('exactly 1000 targets are taken (the limit is on more than 1000) (issue 23)', () => {
+    const text = (n: number) => 'targets:\n' + Array.from({ length: n }, (_, i) => `  - {name: t${i}, grpc_address: "127.0.0.1:9820"}`).join('\n') + '\n';
+    expect(parse(text(1000))).toHaveLength(1000);
   });
   test('loadTargetsFile: a file of exactly 1 MiB is read; the messages', () => {
     const text = 'targets: []\n#';
@@ -223,6 +230,46 @@ describe('edges of each rule (issue 23)', () => {
     expect(findExecutable(path.join(bin, 'adir'))).toBeNull();
     expect(findExecutable('prog', {})).toBeNull();
     expect(findExecutable('prog', { PATH: '' })).toBeNull();
+  });
+  test('findExecutable never looks in the working directory: not through an empty PATH entry, not without a PATH (issue 23)', () => {
+    // The exporter's working directory is wherever it was started: a program found there would
+    // be a different one on the next start. (The folder named like Stryker's replacement for
+    // the missing PATH's '': any non-empty default would be a folder under the cwd.)
+    const cwd = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    fs.writeFileSync(path.join(cwd, 'prog'), '#!/bin/sh\n', { mode: 0o755 });
+    fs.mkdirSync(path.join(cwd, 'Stryker was here!'));
+    fs.writeFileSync(path.join(cwd, 'Stryker was here!', 'prog'), '#!/bin/sh\n', { mode: 0o755 });
+    const before = process.cwd();
+    process.chdir(cwd);
+    try {
+      expect(findExecutable('prog', { PATH: `${path.delimiter}/nonexistent${path.delimiter}` })).toBeNull();
+      expect(findExecutable('prog', {})).toBeNull();
+      expect(findExecutable('./prog', {})).toBe('./prog'); // (it is there: a path with a slash is taken as given)
+    } finally {
+      process.chdir(before);
+    }
+  });
+  test('findExecutable asks the OS (access X_OK), not only the mode bits: a file this user may not execute is refused (issue 23)', () => {
+    // As root (CI), access(X_OK) passes whenever any x bit is set, so the OS's refusal is
+    // simulated: a non-root exporter and a file only others may execute, or a noexec mount.
+    const prog = path.join(dir, 'others-only');
+    fs.writeFileSync(prog, '#!/bin/sh\n', { mode: 0o755 });
+    expect(findExecutable(prog)).toBe(prog);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const realFs = require('node:fs') as typeof fs;
+    const access = realFs.accessSync;
+    const spy = jest.spyOn(realFs, 'accessSync').mockImplementation((p: fs.PathLike, mode?: number) => {
+      if (p === prog && mode === realFs.constants.X_OK) throw Object.assign(new Error(`EACCES: permission denied, access '${prog}'`), { code: 'EACCES' });
+      return access(p, mode);
+    });
+    try {
+      expect(findExecutable(prog)).toBeNull();
+      expect(findExecutable('others-only', { PATH: dir })).toBeNull();
+      expect(refused(one(`    timeline_command: [${prog}]\n`))).toBe(`target "a": timeline_command program "${prog}" is not an executable file`);
+      expect(spy).toHaveBeenCalled();
+    } finally {
+      spy.mockRestore();
+    }
   });
   test('sameSurfaces compares the name and every surface', () => {
     const base = { name: 'a', labels: {}, grpcAddress: 'g', statusUrl: 'u', timelineFile: 'f', timelineCommand: ['x', 'y'] };
