@@ -11,12 +11,49 @@ import { silentLogger } from '../../src/util/logger';
 import { TimelineCommand, TimelineCommandOptions } from '../../src/engine/sources/fleet/timeline-command';
 
 const NODE = process.execPath;
+// The real timer and clock: some tests below fake setTimeout or Date for the code under test.
+const realSetTimeout = setTimeout;
+const realClearTimeout = clearTimeout;
+const now = () => performance.now();
 
 async function waitFor(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
+  const deadline = now() + ms;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
+    if (now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => realSetTimeout(r, 20));
+  }
+}
+
+/** Only these are faked (jest's names): the child processes and this file's polling stay real. */
+function fakeOnly(...faked: Array<'setTimeout' | 'clearTimeout' | 'Date'>): void {
+  const all = ['Date', 'hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] as const;
+  jest.useFakeTimers({ doNotFake: all.filter((n) => !(faked as string[]).includes(n)) });
+}
+
+/** Resolves with what came first: `p`, or 'still waiting' after `ms` (a bound, not a pause). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | 'still waiting'> {
+  let t: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<'still waiting'>((r) => (t = realSetTimeout(() => r('still waiting'), ms)))]);
+  } finally {
+    realClearTimeout(t);
+  }
+}
+
+/** Everything written to the stream so far (the test's own end: flushes it into 'data'). */
+async function endOf(r: Run): Promise<string> {
+  const ended = new Promise<void>((resolve) => r.cmd.stream.once('end', resolve));
+  r.cmd.stream.end();
+  await ended;
+  return r.out();
+}
+
+function killPid(pid: number): void {
+  if (!(pid > 0)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
   }
 }
 
@@ -219,4 +256,102 @@ test('stopped before it was seen to start: no running state is reported, and it 
   expect(r.states).toEqual([]);
   expect(r.cmd.running).toBe(false);
   expect(r.failures).toEqual([]);
+});
+
+test('a program that cannot start is one failure per start: its error and close events are not counted twice (issue 23)', async () => {
+  // Node emits 'error' (ENOENT) and then 'close' (code -2) for a program that is not there.
+  const r = start(['/nonexistent/cuzk-log-command']);
+  await waitFor('3 failures', () => r.failures.length >= 3);
+  // (the first two runs' close events came 100 and 300 ms ago)
+  expect(r.cmd.failures).toBe(r.cmd.starts);
+  for (const f of r.failures) expect(f.msg).toMatch(/could not start \(ENOENT\); restarting in/);
+  expect(r.failures.slice(0, 3).map((f) => f.backoff)).toEqual([100, 200, 400]);
+});
+
+test('a partial last line is ended once: later runs that print nothing add no empty lines (issue 23)', async () => {
+  const marker = path.join(os.tmpdir(), `cuzk-tc-partial-${process.pid}-${Date.now()}`);
+  const r = start([NODE, '-e', `const fs = require("fs"); if (!fs.existsSync(${JSON.stringify(marker)})) { fs.writeFileSync(${JSON.stringify(marker)}, ""); process.stdout.write("partial"); } process.exit(1);`]);
+  try {
+    await waitFor('3 exits', () => r.failures.length >= 3);
+    await r.cmd.stop();
+    expect(await endOf(r)).toBe('partial\n');
+  } finally {
+    fs.rmSync(marker, { force: true });
+  }
+});
+
+test('a run of exactly stableMs resets the back-off (the clock moved by hand while it runs) (issue 23)', async () => {
+  fakeOnly('Date');
+  try {
+    // Each run, once started, "lasts" exactly 5 s on the frozen clock.
+    const r = start([NODE, '-e', 'process.exit(1)'], { stableMs: 5000, onState: (running) => running && jest.setSystemTime(Date.now() + 5000) });
+    await waitFor('3 failures', () => r.failures.length >= 3);
+    expect(r.failures.slice(0, 3).map((f) => f.backoff)).toEqual([100, 100, 100]);
+    await r.cmd.stop();
+  } finally {
+    jest.useRealTimers();
+  }
+});
+
+test('standard error is kept to its last 512 bytes: one long line is cut to its end (issue 23)', async () => {
+  const r = start([NODE, '-e', 'process.stderr.write("a" + "y".repeat(99999)); process.exit(255)']);
+  await waitFor('a failure', () => r.failures.length >= 1);
+  // (its length compared, not the text: a failing run would print 100,000 characters)
+  const tail = /\) exited with code 255: ([ay]*); restarting in 0\.1s$/.exec(r.failures[0].msg)?.[1] ?? '(no tail)';
+  expect([tail.length, tail === 'y'.repeat(tail.length)]).toEqual([512, true]);
+});
+
+test('an exit is seen when its output has been read to the end (close), not half a second later (issue 23)', async () => {
+  fakeOnly('setTimeout', 'clearTimeout'); // the half-second linger after 'exit' never fires
+  try {
+    const r = start([NODE, '-e', 'process.stdout.write("last\\n"); process.exit(3)']);
+    await waitFor('the exit', () => r.failures.length >= 1, 10_000);
+    expect(r.failures[0].msg).toMatch(/exited with code 3; restarting in 0\.1s$/);
+    await r.cmd.stop();
+    expect(await endOf(r)).toBe('last\n');
+  } finally {
+    jest.useRealTimers();
+  }
+});
+
+test('stop() of a command that has exited (its pipe still held by a child it left) returns at once: no signal, no wait (issue 23)', async () => {
+  fakeOnly('setTimeout', 'clearTimeout'); // the half-second linger never fires: only 'close' would end the wait
+  const pids: number[] = [];
+  try {
+    // Exited with a code, and ended by a signal: each prints its background sleep's pid and its own.
+    for (const end of ['exit 0', 'kill -KILL $$']) {
+      const r = start(['/bin/sh', '-c', `sleep 30 & echo $!; echo $$; ${end}`]);
+      await waitFor('both pids', () => r.out().split('\n').length >= 3);
+      const [sleepPid, shPid] = r.out().split('\n').map(Number);
+      pids.push(sleepPid);
+      // Reaped: node has seen the exit (the sleep still holds the output pipe: no close yet).
+      await waitFor('the shell reaped', () => !fs.existsSync(`/proc/${shPid}`));
+      expect([end, await within(r.cmd.stop(), 5000)]).toEqual([end, undefined]);
+      expect(r.cmd.running).toBe(false);
+      expect(r.failures).toEqual([]);
+    }
+  } finally {
+    for (const p of pids) killPid(p);
+    jest.useRealTimers();
+  }
+});
+
+test('stop() leaves no timer armed: the SIGKILL timer is cleared once the command has ended (issue 23)', async () => {
+  fakeOnly('setTimeout', 'clearTimeout');
+  try {
+    const r = start([NODE, '-e', 'setInterval(() => {}, 1000); console.log("ready")']);
+    await waitFor('running', () => r.cmd.running && r.out().includes('ready'));
+    await r.cmd.stop(); // SIGTERM ends it
+    expect(jest.getTimerCount()).toBe(0);
+  } finally {
+    jest.useRealTimers();
+  }
+});
+
+test('the default grace after SIGTERM (2 s) lets a command finish its own shutdown (issue 23)', async () => {
+  // ssh, say, closes its connection on SIGTERM: it must not be SIGKILLed at once.
+  const r = start([NODE, '-e', 'process.on("SIGTERM", () => setTimeout(() => { process.stdout.write("cleaned up\\n"); process.exit(0); }, 100)); setInterval(() => {}, 1000); console.log("ready")']);
+  await waitFor('running', () => r.cmd.running && r.out().includes('ready'));
+  await r.cmd.stop();
+  expect(await endOf(r)).toBe('ready\ncleaned up\n');
 });
