@@ -419,7 +419,10 @@ export function certificateSans(cert: crypto.X509Certificate): string[] {
   const s = cert.subjectAltName;
   if (!s) return [];
   const out: string[] = [];
-  for (const m of s.matchAll(/(DNS|IP Address|email|URI):("(?:[^"\\]|\\.)*"|[^,]*)(?:, |$)/g)) {
+  // Node writes "type:value" entries joined by ", " and escapes a comma inside a value
+  // (\u002c), so an entry starts at the start or after ", ". A type name further in (an
+  // otherName "UPN:DNS:x", a DirName "CN=URI:y") is part of another entry's value.
+  for (const m of s.matchAll(/(?:^|, )(DNS|IP Address|email|URI):("(?:[^"\\]|\\.)*"|[^,]*)(?=, |$)/g)) {
     let v = m[2];
     if (v.startsWith('"')) {
       try {

@@ -674,16 +674,28 @@ describe('client certificate SANs (client_allowed_sans), compared as Go compares
     expect(sanAllowed(c6, ['::'])).toBe(true);
     expect(sanAllowed(c6, ['fe80::1'])).toBe(false);
   });
-  describe('odd SANs: a DNS name spelled as an address, IPv4 inside IPv6', () => {
+  describe('odd SANs: a type name inside another entry, a DNS name spelled as an address, IPv4 inside IPv6', () => {
     const c3 = path.join(sanDir, 'odd.cnf');
-    fs.writeFileSync(c3, '[req]\ndistinguished_name=dn\n[dn]\n[v3]\nsubjectAltName=@alt\n[alt]\nDNS.1=2001:db8::5\nIP.1=::1\nIP.2=::ffff:1:0\n');
+    // An otherName (a Microsoft UPN) and a DirName whose texts hold "DNS:" and "URI:".
+    fs.writeFileSync(
+      c3,
+      '[req]\ndistinguished_name=dn\n[dn]\n[v3]\nsubjectAltName=@alt\n[alt]\notherName.1=1.3.6.1.4.1.311.20.2.3;UTF8:DNS:allowed.example\nDNS.1=2001:db8::5\ndirName.1=dn1\nIP.1=::1\nIP.2=::ffff:1:0\n[dn1]\nCN=URI:spiffe://x\n',
+    );
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=odd', '-days', '2', '-keyout', path.join(sanDir, 'ko.pem'), '-out', path.join(sanDir, 'co.pem'), '-extensions', 'v3', '-config', c3], { stdio: 'ignore' });
     const odd = new crypto.X509Certificate(fs.readFileSync(path.join(sanDir, 'co.pem')));
     test('a DNS name is kept as written, even one that reads as an IPv6 address (Go lists DNSNames verbatim)', () => {
       expect(certificateSans(odd)).toContain('2001:db8::5');
       expect(certificateSans(odd)).not.toContain('2001:db8:0:0:0:0:0:5');
     });
+    test('a type name inside another entry (an otherName "UPN:DNS:…", a DirName "CN=URI:…") is not a SAN of its own', () => {
+      expect(odd.subjectAltName).toMatch(/^othername:UPN:DNS:allowed\.example, .*DirName:CN=URI:spiffe:\/\/x, /);
+      expect(certificateSans(odd)).not.toContain('allowed.example');
+      expect(certificateSans(odd)).not.toContain('spiffe://x');
+    });
     test.each([
+      // Go's toolkit matches DNS names, emails, IPs and URIs only: not text inside an otherName or a DirName.
+      [['allowed.example'], false],
+      [['spiffe://x'], false],
       // The DNS name "2001:db8::5" is not the address 2001:db8::5.
       [['2001:db8:0:0:0:0:0:5'], false],
       // Seven groups and a dotted IPv4 tail: the address ::ffff:1.2.3.4, not ::ffff:1:0.
