@@ -404,14 +404,23 @@ export function secureContextOptions(s: TlsSettings): tls.SecureContextOptions {
   };
 }
 
-/** Canonical text of an IP address (IPv6 expanded), so SANs compare as Go compares them. */
+/**
+ * Canonical text of an IP address (IPv6 expanded, lower case), so that SANs compare as
+ * addresses: an IPv4-mapped address (::ffff:a.b.c.d) is its IPv4 text, as Go writes it.
+ */
 function canonicalIp(s: string): string {
   if (isIP(s) !== 6) return s;
-  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
+  // A dotted IPv4 tail is the last two groups (::1.2.3.4 is ::102:304).
+  const v4 = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  const hex = (a: string, b: string) => (Number(a) * 256 + Number(b)).toString(16);
+  const t = v4 ? `${v4[1]}${hex(v4[2], v4[3])}:${hex(v4[4], v4[5])}` : s;
+  const [head, tail] = t.includes('::') ? t.split('::') : [t, undefined];
   const h = head ? head.split(':') : [];
   const t2 = tail !== undefined && tail !== '' ? tail.split(':') : [];
   const fill = tail !== undefined ? Array(8 - h.length - t2.length).fill('0') : [];
-  return [...h, ...fill, ...t2].map((x) => parseInt(x, 16).toString(16)).join(':');
+  const g = [...h, ...fill, ...t2].map((x) => parseInt(x, 16));
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
+  return g.map((x) => x.toString(16)).join(':');
 }
 
 /** The SAN values of a certificate (DNS, IP, email, URI), as the toolkit matches them. */

@@ -702,8 +702,18 @@ describe('client certificate SANs (client_allowed_sans), compared as Go compares
       [['0:0:0:0:0:ffff:1.2.3.4'], false],
       [['::ffff:1:0'], true],
       [['::1'], true],
+      // A dotted IPv4 tail is two groups: ::1.2.3.4 is ::102:304, not ::1.
+      [['::1.2.3.4'], false],
+      [['0:0:0:0:0:0:1.2.3.4'], false],
+      // An IPv4-mapped address is its IPv4 address (Go writes ::ffff:0.1.0.0 as 0.1.0.0).
+      [['0.1.0.0'], true],
+      [['::ffff:0.1.0.0'], true],
+      [['::ffff:0.1.0.1'], false],
     ])('allowed %j → %s', (allowed, want) => {
       expect(sanAllowed(odd, allowed)).toBe(want);
+    });
+    test('the SANs: the DNS name as written, ::1 in full, the IPv4-mapped address as IPv4', () => {
+      expect(certificateSans(odd)).toEqual(['2001:db8::5', '0:0:0:0:0:0:0:1', '0.1.0.0']);
     });
   });
 });
