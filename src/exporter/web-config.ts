@@ -508,8 +508,12 @@ export class BasicAuth {
     const hash = this.users.get(user);
     // Same cost as a real check: compare against a real user's hash, ignore the result.
     const against = hash ?? this.users.values().next().value!;
-    const key = crypto.createHash('sha256').update(user).update('\0').update(against).update('\0').update(pass).digest('base64');
-    if (this.good.get(key) && hash) return 'ok';
+    // Keyed by the user, its hash (null when unknown: a failure while a user is absent must
+    // not outlive its return, nor an absent user share a success in flight) and the password,
+    // JSON-encoded: no two such triples read alike, whatever NULs names and passwords hold.
+    const key = crypto.createHash('sha256').update(JSON.stringify([user, hash ?? null, pass])).digest('base64');
+    // Only a known user's key is ever cached as a success (its hash is in the key).
+    if (this.good.get(key)) return 'ok';
     if (this.bad.get(key) !== undefined) return 'unauthorized';
     let p = this.inflight.get(key);
     if (!p) {

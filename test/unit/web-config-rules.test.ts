@@ -882,6 +882,35 @@ describe('BasicAuth: the toolkit\'s check, cached and bounded', () => {
     expect(await run(pool, auth.check(basic(`u\0${H1}`, '\0z')))).toBe('unauthorized');
     expect(pool.calls).toEqual([[P, H1], ['z', H2], ['\0z', H2]]);
   });
+  test('no two credentials share a cache entry, whatever NULs their user names and passwords hold', async () => {
+    // "u\0H1\0" + NUL + H2 + NUL + "z" reads the same as "u" + NUL + H1 + NUL + (NUL H2 NUL "z").
+    const P = `\0${H2}\0z`;
+    const pool = new FakePool(new Map([[H1, P], [H2, 'pw2']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['u', H1], [`u\0${H1}\0`, H2]]));
+    expect(await run(pool, auth.check(basic('u', P)))).toBe('ok');
+    expect(await run(pool, auth.check(basic(`u\0${H1}\0`, 'z')))).toBe('unauthorized');
+    expect(pool.calls).toEqual([[P, H1], ['z', H2]]);
+  });
+  test('a user removed then added back with a hash another user shares: refused while gone, let in again once back', async () => {
+    // alice and bob share H1 (one password given to two scrapers). While alice is gone her
+    // check runs against bob's hash, the same H1: that failure must not outlive her return.
+    const pool = new FakePool(new Map([[H1, 'pw1']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['alice', H1], ['bob', H1]]));
+    auth.setUsers(new Map([['bob', H1]]));
+    expect(await run(pool, auth.check(basic('alice', 'pw1')))).toBe('unauthorized');
+    auth.setUsers(new Map([['alice', H1], ['bob', H1]]));
+    expect(await run(pool, auth.check(basic('alice', 'pw1')))).toBe('ok');
+  });
+  test('a user removed while her comparison is in flight: a check after the removal does not share its success', async () => {
+    const pool = new FakePool(new Map([[H1, 'pw1']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['alice', H1], ['bob', H1]]));
+    const before = auth.check(basic('alice', 'pw1'));
+    auth.setUsers(new Map([['bob', H1]]));
+    const after = auth.check(basic('alice', 'pw1'));
+    await Promise.resolve();
+    pool.settle();
+    expect(await Promise.all([before, after])).toEqual(['ok', 'unauthorized']);
+  });
   test('a comparison that fails (the pool closed) is unauthorized-by-error for its callers and not cached', async () => {
     let fail = true;
     const pool = {
