@@ -679,7 +679,7 @@ describe('client certificate SANs (client_allowed_sans), compared as Go compares
     // An otherName (a Microsoft UPN) and a DirName whose texts hold "DNS:" and "URI:".
     fs.writeFileSync(
       c3,
-      '[req]\ndistinguished_name=dn\n[dn]\n[v3]\nsubjectAltName=@alt\n[alt]\notherName.1=1.3.6.1.4.1.311.20.2.3;UTF8:DNS:allowed.example\nDNS.1=2001:db8::5\ndirName.1=dn1\nIP.1=::1\nIP.2=::ffff:1:0\n[dn1]\nCN=URI:spiffe://x\n',
+      '[req]\ndistinguished_name=dn\n[dn]\n[v3]\nsubjectAltName=@alt\n[alt]\notherName.1=1.3.6.1.4.1.311.20.2.3;UTF8:DNS:allowed.example\nDNS.1=2001:db8::5\ndirName.1=dn1\nIP.1=::1\nIP.2=::ffff:1:0\nIP.3=1::ffff:0:1\nIP.4=::ffff:10.20.30.40\n[dn1]\nCN=URI:spiffe://x\n',
     );
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=odd', '-days', '2', '-keyout', path.join(sanDir, 'ko.pem'), '-out', path.join(sanDir, 'co.pem'), '-extensions', 'v3', '-config', c3], { stdio: 'ignore' });
     const odd = new crypto.X509Certificate(fs.readFileSync(path.join(sanDir, 'co.pem')));
@@ -709,11 +709,17 @@ describe('client certificate SANs (client_allowed_sans), compared as Go compares
       [['0.1.0.0'], true],
       [['::ffff:0.1.0.0'], true],
       [['::ffff:0.1.0.1'], false],
+      [['10.20.30.40'], true],
+      [['::ffff:10.20.30.40'], true],
+      [['::ffff:a14:1e28'], true],
+      // 1::ffff:0:1 has ffff in the sixth group but is not IPv4-mapped (the first five are not all 0).
+      [['0.0.0.1'], false],
+      [['1:0:0:0:0:ffff:0:1'], true],
     ])('allowed %j → %s', (allowed, want) => {
       expect(sanAllowed(odd, allowed)).toBe(want);
     });
-    test('the SANs: the DNS name as written, ::1 in full, the IPv4-mapped address as IPv4', () => {
-      expect(certificateSans(odd)).toEqual(['2001:db8::5', '0:0:0:0:0:0:0:1', '0.1.0.0']);
+    test('the SANs: the DNS name as written, ::1 in full, an IPv4-mapped address as IPv4', () => {
+      expect(certificateSans(odd)).toEqual(['2001:db8::5', '0:0:0:0:0:0:0:1', '0.1.0.0', '1:0:0:0:0:ffff:0:1', '10.20.30.40']);
     });
   });
 });
