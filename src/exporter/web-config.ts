@@ -404,14 +404,23 @@ export function secureContextOptions(s: TlsSettings): tls.SecureContextOptions {
   };
 }
 
-/** Canonical text of an IP address (IPv6 expanded), so SANs compare as Go compares them. */
+/**
+ * Canonical text of an IP address (IPv6 expanded, lower case), so that SANs compare as
+ * addresses: an IPv4-mapped address (::ffff:a.b.c.d) is its IPv4 text, as Go writes it.
+ */
 function canonicalIp(s: string): string {
   if (isIP(s) !== 6) return s;
-  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
+  // A dotted IPv4 tail is the last two groups (::1.2.3.4 is ::102:304).
+  const v4 = /^(.*:)(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  const hex = (a: string, b: string) => (Number(a) * 256 + Number(b)).toString(16);
+  const t = v4 ? `${v4[1]}${hex(v4[2], v4[3])}:${hex(v4[4], v4[5])}` : s;
+  const [head, tail] = t.includes('::') ? t.split('::') : [t, undefined];
   const h = head ? head.split(':') : [];
   const t2 = tail !== undefined && tail !== '' ? tail.split(':') : [];
   const fill = tail !== undefined ? Array(8 - h.length - t2.length).fill('0') : [];
-  return [...h, ...fill, ...t2].map((x) => parseInt(x, 16).toString(16)).join(':');
+  const g = [...h, ...fill, ...t2].map((x) => parseInt(x, 16));
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
+  return g.map((x) => x.toString(16)).join(':');
 }
 
 /** The SAN values of a certificate (DNS, IP, email, URI), as the toolkit matches them. */
@@ -419,7 +428,10 @@ export function certificateSans(cert: crypto.X509Certificate): string[] {
   const s = cert.subjectAltName;
   if (!s) return [];
   const out: string[] = [];
-  for (const m of s.matchAll(/(DNS|IP Address|email|URI):("(?:[^"\\]|\\.)*"|[^,]*)(?:, |$)/g)) {
+  // Node writes "type:value" entries joined by ", " and escapes a comma inside a value
+  // (\u002c), so an entry starts at the start or after ", ". A type name further in (an
+  // otherName "UPN:DNS:x", a DirName "CN=URI:y") is part of another entry's value.
+  for (const m of s.matchAll(/(?:^|, )(DNS|IP Address|email|URI):("(?:[^"\\]|\\.)*"|[^,]*)(?=, |$)/g)) {
     let v = m[2];
     if (v.startsWith('"')) {
       try {
@@ -496,8 +508,12 @@ export class BasicAuth {
     const hash = this.users.get(user);
     // Same cost as a real check: compare against a real user's hash, ignore the result.
     const against = hash ?? this.users.values().next().value!;
-    const key = crypto.createHash('sha256').update(user).update('\0').update(against).update('\0').update(pass).digest('base64');
-    if (this.good.get(key) && hash) return 'ok';
+    // Keyed by the user, its hash (null when unknown: a failure while a user is absent must
+    // not outlive its return, nor an absent user share a success in flight) and the password,
+    // JSON-encoded: no two such triples read alike, whatever NULs names and passwords hold.
+    const key = crypto.createHash('sha256').update(JSON.stringify([user, hash ?? null, pass])).digest('base64');
+    // Only a known user's key is ever cached as a success (its hash is in the key).
+    if (this.good.get(key)) return 'ok';
     if (this.bad.get(key) !== undefined) return 'unauthorized';
     let p = this.inflight.get(key);
     if (!p) {

@@ -10,8 +10,10 @@
 import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
+import nodeFs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import bcrypt from 'bcryptjs';
 import type { BcryptPool } from '../../src/exporter/bcrypt-pool';
 import {
   BasicAuth,
@@ -101,6 +103,9 @@ describe('parseBasic: Go Request.BasicAuth', () => {
     'Basic ',
     'Basi ',
     `Bearer ${b64('u:p')}`,
+    // Six characters, then valid base64 of "u:p": only the scheme's name refuses these.
+    `Token ${b64('u:p')}`,
+    `Basic:${b64('u:p')}`,
     `Basic  ${b64('u:p')}`,
     `Basic${b64('u:p')}`,
     `Basic ${b64('up')}`,
@@ -405,6 +410,15 @@ describe('tls_server_config: one of each pair, and which files', () => {
     fs.writeFileSync(chain, fs.readFileSync(srv.cert, 'utf8') + fs.readFileSync(pki.ca.cert, 'utf8'));
     expect(load(`tls_server_config:\n  cert_file: ${chain}\n  key_file: ${srv.key}\n`).tls!.cert).toEqual(fs.readFileSync(chain));
   });
+  test('a pair OpenSSL will not serve (a 512-bit RSA key: "key too small") is refused at load, with OpenSSL\'s reason', () => {
+    // Everything before this check passes (a PEM certificate, its own key): only OpenSSL's
+    // security level refuses it, and without the check the server would fail at its first
+    // handshake, or a reload would hand the TLS server a context it cannot build.
+    const k = path.join(dir, 'rsa512.key');
+    const c = path.join(dir, 'rsa512.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:512', '-nodes', '-subj', '/CN=weak', '-days', '2', '-keyout', k, '-out', c], { stdio: 'ignore' });
+    expect(refusal(`tls_server_config:\n  cert_file: ${c}\n  key_file: ${k}\n`)).toMatch(/^tls_server_config\.: OpenSSL refuses this configuration: \S.*key too small/);
+  });
   test('an expired certificate loads, with a warning', () => {
     const now = Date.now();
     const spy = jest.spyOn(Date, 'now').mockReturnValue(now + 10 * 86_400_000);
@@ -660,6 +674,54 @@ describe('client certificate SANs (client_allowed_sans), compared as Go compares
     expect(sanAllowed(c6, ['::'])).toBe(true);
     expect(sanAllowed(c6, ['fe80::1'])).toBe(false);
   });
+  describe('odd SANs: a type name inside another entry, a DNS name spelled as an address, IPv4 inside IPv6', () => {
+    const c3 = path.join(sanDir, 'odd.cnf');
+    // An otherName (a Microsoft UPN) and a DirName whose texts hold "DNS:" and "URI:".
+    fs.writeFileSync(
+      c3,
+      '[req]\ndistinguished_name=dn\n[dn]\n[v3]\nsubjectAltName=@alt\n[alt]\notherName.1=1.3.6.1.4.1.311.20.2.3;UTF8:DNS:allowed.example\nDNS.1=2001:db8::5\ndirName.1=dn1\nIP.1=::1\nIP.2=::ffff:1:0\nIP.3=1::ffff:0:1\nIP.4=::ffff:10.20.30.40\n[dn1]\nCN=URI:spiffe://x\n',
+    );
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=odd', '-days', '2', '-keyout', path.join(sanDir, 'ko.pem'), '-out', path.join(sanDir, 'co.pem'), '-extensions', 'v3', '-config', c3], { stdio: 'ignore' });
+    const odd = new crypto.X509Certificate(fs.readFileSync(path.join(sanDir, 'co.pem')));
+    test('a DNS name is kept as written, even one that reads as an IPv6 address (Go lists DNSNames verbatim)', () => {
+      expect(certificateSans(odd)).toContain('2001:db8::5');
+      expect(certificateSans(odd)).not.toContain('2001:db8:0:0:0:0:0:5');
+    });
+    test('a type name inside another entry (an otherName "UPN:DNS:…", a DirName "CN=URI:…") is not a SAN of its own', () => {
+      expect(odd.subjectAltName).toMatch(/^othername:UPN:DNS:allowed\.example, .*DirName:CN=URI:spiffe:\/\/x, /);
+      expect(certificateSans(odd)).not.toContain('allowed.example');
+      expect(certificateSans(odd)).not.toContain('spiffe://x');
+    });
+    test.each([
+      // Go's toolkit matches DNS names, emails, IPs and URIs only: not text inside an otherName or a DirName.
+      [['allowed.example'], false],
+      [['spiffe://x'], false],
+      // The DNS name "2001:db8::5" is not the address 2001:db8::5.
+      [['2001:db8:0:0:0:0:0:5'], false],
+      // Seven groups and a dotted IPv4 tail: the address ::ffff:1.2.3.4, not ::ffff:1:0.
+      [['0:0:0:0:0:ffff:1.2.3.4'], false],
+      [['::ffff:1:0'], true],
+      [['::1'], true],
+      // A dotted IPv4 tail is two groups: ::1.2.3.4 is ::102:304, not ::1.
+      [['::1.2.3.4'], false],
+      [['0:0:0:0:0:0:1.2.3.4'], false],
+      // An IPv4-mapped address is its IPv4 address (Go writes ::ffff:0.1.0.0 as 0.1.0.0).
+      [['0.1.0.0'], true],
+      [['::ffff:0.1.0.0'], true],
+      [['::ffff:0.1.0.1'], false],
+      [['10.20.30.40'], true],
+      [['::ffff:10.20.30.40'], true],
+      [['::ffff:a14:1e28'], true],
+      // 1::ffff:0:1 has ffff in the sixth group but is not IPv4-mapped (the first five are not all 0).
+      [['0.0.0.1'], false],
+      [['1:0:0:0:0:ffff:0:1'], true],
+    ])('allowed %j → %s', (allowed, want) => {
+      expect(sanAllowed(odd, allowed)).toBe(want);
+    });
+    test('the SANs: the DNS name as written, ::1 in full, an IPv4-mapped address as IPv4', () => {
+      expect(certificateSans(odd)).toEqual(['2001:db8::5', '0:0:0:0:0:0:0:1', '0.1.0.0', '1:0:0:0:0:ffff:0:1', '10.20.30.40']);
+    });
+  });
 });
 
 /** A BcryptPool stand-in: answers are given by the test, calls are recorded. */
@@ -813,6 +875,47 @@ describe('BasicAuth: the toolkit\'s check, cached and bounded', () => {
     expect(await auth.check(basic('u2', 'p2'))).toBe('ok');
     expect(await auth.check(basic('u63', 'p63'))).toBe('ok');
     expect(await auth.check(basic('u1', 'p1'))).toBe('busy');
+  });
+  test('user, hash and password stay apart in the cache key: a cached success is no other credential\'s (NUL in names and passwords)', async () => {
+    // With one separator dropped, (u, H1, P) and each of the other two would hash alike: users
+    // whose names hold a NUL and a hash would be let in with a wrong password on u's cached success.
+    const P = `\0${H2}\0z`;
+    const pool = new FakePool(new Map([[H1, P], [H2, 'pw2']]));
+    const users = new Map([['u', H1], [`u${H1}\0\0`, H2], [`u\0${H1}`, H2]]);
+    const auth = new BasicAuth(pool as unknown as BcryptPool, users);
+    expect(await run(pool, auth.check(basic('u', P)))).toBe('ok');
+    expect(await run(pool, auth.check(basic(`u${H1}\0\0`, 'z')))).toBe('unauthorized');
+    expect(await run(pool, auth.check(basic(`u\0${H1}`, '\0z')))).toBe('unauthorized');
+    expect(pool.calls).toEqual([[P, H1], ['z', H2], ['\0z', H2]]);
+  });
+  test('no two credentials share a cache entry, whatever NULs their user names and passwords hold', async () => {
+    // "u\0H1\0" + NUL + H2 + NUL + "z" reads the same as "u" + NUL + H1 + NUL + (NUL H2 NUL "z").
+    const P = `\0${H2}\0z`;
+    const pool = new FakePool(new Map([[H1, P], [H2, 'pw2']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['u', H1], [`u\0${H1}\0`, H2]]));
+    expect(await run(pool, auth.check(basic('u', P)))).toBe('ok');
+    expect(await run(pool, auth.check(basic(`u\0${H1}\0`, 'z')))).toBe('unauthorized');
+    expect(pool.calls).toEqual([[P, H1], ['z', H2]]);
+  });
+  test('a user removed then added back with a hash another user shares: refused while gone, let in again once back', async () => {
+    // alice and bob share H1 (one password given to two scrapers). While alice is gone her
+    // check runs against bob's hash, the same H1: that failure must not outlive her return.
+    const pool = new FakePool(new Map([[H1, 'pw1']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['alice', H1], ['bob', H1]]));
+    auth.setUsers(new Map([['bob', H1]]));
+    expect(await run(pool, auth.check(basic('alice', 'pw1')))).toBe('unauthorized');
+    auth.setUsers(new Map([['alice', H1], ['bob', H1]]));
+    expect(await run(pool, auth.check(basic('alice', 'pw1')))).toBe('ok');
+  });
+  test('a user removed while her comparison is in flight: a check after the removal does not share its success', async () => {
+    const pool = new FakePool(new Map([[H1, 'pw1']]));
+    const auth = new BasicAuth(pool as unknown as BcryptPool, new Map([['alice', H1], ['bob', H1]]));
+    const before = auth.check(basic('alice', 'pw1'));
+    auth.setUsers(new Map([['bob', H1]]));
+    const after = auth.check(basic('alice', 'pw1'));
+    await Promise.resolve();
+    pool.settle();
+    expect(await Promise.all([before, after])).toEqual(['ok', 'unauthorized']);
   });
   test('a comparison that fails (the pool closed) is unauthorized-by-error for its callers and not cached', async () => {
     let fail = true;
@@ -1008,6 +1111,49 @@ describe('WebConfigHolder', () => {
     }
   });
 
+  test('a change is seen even where two files\' stat numbers, run together, would read the same (the signature keeps files apart)', async () => {
+    const { log } = logger();
+    const f = write(tls());
+    const cfg = loadWebConfig(f);
+    expect(cfg.files).toEqual([path.resolve(f), srv.cert, srv.key]);
+    // Stat numbers set by hand: the config's ctime then the certificate's inode, 4 and 56, then
+    // 45 and 6 (a replaced certificate): written side by side both are "456".
+    const fake = new Map<string, { ino: number; ctimeMs: number }>([
+      [cfg.files[0], { ino: 1, ctimeMs: 4 }],
+      [cfg.files[1], { ino: 56, ctimeMs: 9 }],
+      [cfg.files[2], { ino: 7, ctimeMs: 9 }],
+    ]);
+    const realStat = nodeFs.statSync;
+    const spy = jest.spyOn(nodeFs, 'statSync').mockImplementation(((p: string) => {
+      const st = realStat(p);
+      const x = fake.get(p);
+      return x ? Object.assign(st, x, { mtimeMs: 3 }) : st;
+    }) as unknown as typeof nodeFs.statSync);
+    const h = new WebConfigHolder(cfg, log, { checkEveryMs: 0 });
+    try {
+      h.maybeReload();
+      expect(h.reloads).toBe(0);
+      fake.set(cfg.files[0], { ino: 1, ctimeMs: 45 });
+      fake.set(cfg.files[1], { ino: 6, ctimeMs: 9 });
+      h.maybeReload();
+      expect(h.reloads).toBe(1);
+    } finally {
+      spy.mockRestore();
+      await h.close();
+    }
+  });
+
+  test('an empty user map (what "basic_auth_users: {}" means) is no authentication', async () => {
+    const { log } = logger();
+    const h = new WebConfigHolder({ headers: {}, http2: true, warnings: [], files: [], basicAuthUsers: new Map() }, log, { failureDelayMs: 0 });
+    try {
+      expect(h.authRequired()).toBe(false);
+      expect(await h.authorize(`Basic ${Buffer.from('u:p').toString('base64')}`)).toBe('ok');
+    } finally {
+      await h.close();
+    }
+  });
+
   test('rate_limit: a token bucket, one token per interval up to burst', async () => {
     const { log } = logger();
     let now = 5_000_000;
@@ -1058,6 +1204,37 @@ describe('WebConfigHolder', () => {
       const t = Date.now();
       expect(await h.authorize(`Basic ${Buffer.from('u:wrong').toString('base64')}`)).toBe('unauthorized');
       expect(Date.now() - t).toBeGreaterThanOrEqual(290);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('authorize: a right password is answered without the delay; failureDelayMs 0 arms no delay timer', async () => {
+    const { log } = logger();
+    const yaml = `basic_auth_users:\n  u: '${bcrypt.hashSync('right', 4)}'\n`;
+    const slow = new WebConfigHolder(load(yaml), log, { failureDelayMs: 300 });
+    const none = new WebConfigHolder(load(yaml), log, { failureDelayMs: 0 });
+    const creds = (p: string) => `Basic ${Buffer.from(`u:${p}`).toString('base64')}`;
+    // Timers read from setTimeout (see above); delays of 300 or 0 ms are the delay's.
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      expect(await slow.authorize(creds('right'))).toBe('ok');
+      expect(await none.authorize(creds('wrong'))).toBe('unauthorized');
+      expect(await none.authorize(creds('wrong'))).toBe('unauthorized');
+      expect(timers.mock.calls.filter((c) => c[1] === 300 || c[1] === 0)).toEqual([]);
+    } finally {
+      timers.mockRestore();
+      await slow.close();
+      await none.close();
+    }
+  });
+
+  test('maxPendingBcrypt bounds the comparisons owed: one owed, the next different credentials are busy', async () => {
+    const { log } = logger();
+    const h = new WebConfigHolder(load(`basic_auth_users:\n  u: '${bcrypt.hashSync('right', 4)}'\n`), log, { failureDelayMs: 0, maxPendingBcrypt: 1 });
+    const creds = (p: string) => `Basic ${Buffer.from(`u:${p}`).toString('base64')}`;
+    try {
+      expect(await Promise.all([h.authorize(creds('a')), h.authorize(creds('b'))])).toEqual(['unauthorized', 'busy']);
     } finally {
       await h.close();
     }
