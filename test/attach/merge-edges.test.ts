@@ -1096,3 +1096,28 @@ describe('a driver switch never takes exported busy seconds back', () => {
     expect(m.workerBusyNsAt(s, r.src.nowNs())).toBe(after);
   });
 });
+
+describe('a failed job’s sibling picked up after /status showed it abandoned (skip after pickup)', () => {
+  test('/status alone: its synth_done → gpu is the skip, not a re-registered job: nothing counted again', () => {
+    // Shrunk from merge-monotone's property. Upstream (curio e0294b0f engine.rs): p0's
+    // synthesis fails (status.rs partition_failed; the job failed), p1's completes
+    // (synth_done); a worker picks p1 up — partition_gpu_start marks it `gpu` and the worker
+    // `proving` — and drops it (the GPU worker's "already failed" check). /status shows p1
+    // synth_done, then gpu, forever.
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2], w0 = idle(0, 0)) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [w0, idle(1, 0)] }));
+    const read = () => {
+      const m = r.refresh();
+      const k = kind('porep-c2');
+      return { synthMs: Math.round(m.kSynthNs[k] / 1e6), failedParts: m.kPartsFailed[k], failedProofs: m.kProofsFailed[k], busy: m.wBusy[r.slot(0)] };
+    };
+    at(0, [['synthesizing', 0, null], ['synthesizing', 0, null]]);
+    at(5000, [['failed', 5000, null], ['synth_done', 4000, null]]);
+    const failed = read();
+    expect(failed).toEqual({ synthMs: 9000, failedParts: 1, failedProofs: 1, busy: 0 });
+    at(6000, [['failed', 6000, null], ['gpu', 4000, 1]], proving(0, 0, 'porep-1000-1', 1, 0.001));
+    // Nothing of the job counted again; the worker holding the skip is not proving.
+    expect(read()).toEqual(failed);
+  });
+});
