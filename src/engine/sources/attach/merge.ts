@@ -359,7 +359,9 @@ export class MergedAttachSource implements MetricsSource {
       let b = 0;
       let since = 0;
       let pick = 0;
-      let busyNs = m.wBusyNs[i];
+      // The driver's own total: 0 for a worker it has not seen (TIMELINE before that worker's
+      // first line). Not the model's total: a switch's base is added to it at every compose.
+      let busyNs = 0;
       let parts = m.wPartitions[i];
       let job = 0;
       let part = -1;
