@@ -1121,3 +1121,21 @@ describe('a failed job’s sibling picked up after /status showed it abandoned (
     expect(read()).toEqual(failed);
   });
 });
+
+describe('a job /status’ stale rules took for failed, moving on after all', () => {
+  test('/status alone: a sibling it abandoned that starts synthesizing is not a re-registered job: the GPU stage already counted is not counted again', () => {
+    // Shrunk from merge-monotone's property. p0 on the GPU for over a minute: status-stale.ts
+    // rule 3 abandons it and fails the job, its pending p1 abandoned with it (rule 1); then
+    // cuzk synthesizes p1 (the job had not failed: status.rs partition_synth_start).
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2]) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [proving(0, 0, 'porep-1000-1', 0, ms / 1000), idle(1, 0)] }));
+    const gpuMs = () => Math.round(r.refresh().kGpuNs[kind('porep-c2')] / 1e6);
+    at(0, [['gpu', 0, 0], ['pending', null, null]]);
+    at(60_001, [['gpu', 0, 60_001], ['pending', null, null]]);
+    const seen = [gpuMs()];
+    at(60_002, [['gpu', 0, 60_002], ['synthesizing', 0, null]]);
+    seen.push(gpuMs());
+    expect(seen).toEqual([60_001, 60_001]);
+  });
+});

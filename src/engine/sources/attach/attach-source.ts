@@ -568,7 +568,10 @@ export class AttachSource implements MetricsSource {
       const ended = seen !== undefined && seen.length === parts.length ? seen : new Uint8Array(parts.length);
       let regressed = false;
       for (let i = 0; i < parts.length; i++) {
-        const done = isFinalState(parts[i].state) ? 1 : 0;
+        // A partition we abandoned (status-stale.ts) is final by our reading, not cuzk's: it
+        // moving on means the job had not failed, not that its id registered again (which
+        // would count its ended partitions twice).
+        const done = isFinalState(parts[i].state) && (parts[i] as { abandoned?: boolean }).abandoned !== true ? 1 : 0;
         // `seen` is read at i before `ended` (possibly the same array) is written there.
         if (tracked && done === 0 && i < seen.length && seen[i] === 1) regressed = true;
         ended[i] = done;
