@@ -128,7 +128,7 @@ type Step =
   | { k: 'restart'; pipeline: boolean; downMs: number }
   | { k: 'collect' }
   /** A whole proof on one worker: submitted, each partition synthesized and proven in turn. */
-  | { k: 'proof'; kind: number; w: number; ms: number; poll: boolean };
+  | { k: 'proof'; kind: number; w: number; ms: number; poll: boolean; split?: boolean };
 
 type DState = 'pending' | 'synthesizing' | 'synth_done' | 'gpu' | 'done' | 'failed';
 /** A stage's time, for the bounds: open (end null) until it ends or its life does. */
@@ -211,6 +211,11 @@ interface Truth {
   pickups: number[];
 }
 
+/** How often each upstream path ran over all the scripts (MONOTONE_STATS=1 prints it: is the hunt reaching them?). */
+const STATS: Record<string, number> = {};
+const stat = (k: string) => (STATS[k] = (STATS[k] ?? 0) + 1);
+// eslint-disable-next-line no-console
+afterAll(() => process.env.MONOTONE_STATS && console.log(JSON.stringify(STATS)));
 const newLife = (startT: number, offBase: number, pipeline: boolean): Life => ({
   startT,
   offBase,
@@ -272,6 +277,10 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
     const out: { job: Job; part: number }[] = [];
     for (const j of life.jobs) j.parts.forEach((p, i) => p === 'synthesizing' && out.push({ job: j, part: i }));
     return out;
+  };
+  const withStage = (n: number, curOnly = false): number => {
+    const ids = life.workers.flatMap((x, id) => (x.cur || (!curOnly && x.fin.length > 0) ? [id] : []));
+    return ids.length ? ids[n % ids.length] : n;
   };
   const gpuDetail = (w: number, st: Stage) => {
     if (st.part >= 0) return `worker=${w},partition=${st.part}`;
@@ -396,6 +405,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
             if (q < 0) continue;
             if (j.failed) {
               j.parts.forEach((x, k) => x === 'pending' && (j.dropped[k] = true));
+            stat('dropAtDispatch');
               continue;
             }
             [job, p] = [j, q];
@@ -458,7 +468,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         const q = queued();
         if (!q) break;
         const { job, part } = q;
-        const st: Stage = { job, part, pickT: t, span: span(truth.gpu) };
+        const sg: Stage = { job, part, pickT: t, span: span(truth.gpu) };
         truth.pickups[s.w]++;
         job.parts[Math.max(0, part)] = 'gpu';
         if (part >= 0) {
@@ -467,10 +477,14 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         }
         // A monolithic pickup names no partition (WindowPoSt's GPU_END does: gpuDetail).
         write(tl(off(), 'GPU_PICKUP', job.id, part >= 0 ? `worker=${s.w},partition=${part}` : `worker=${s.w}`));
-        if (part >= 0 && job.failed) break; // skipped: /status keeps it `gpu` (its span open), the worker `proving`
+        if (part >= 0 && job.failed) {
+          // Skipped: /status keeps it `gpu` (its span open), the worker `proving`.
+          stat('skipAfterPickup');
+          break;
+        }
         ws.g = { id: job.id, kind: KINDS[job.kind].status };
         write(tl(off(), 'GPU_START', job.id, part >= 0 ? `worker=${s.w},partition=${part}` : `worker=${s.w}`));
-        ws.cur = st;
+        ws.cur = sg;
         break;
       }
       case 'release': {
@@ -482,7 +496,9 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
       }
       case 'end':
       case 'finishFail': {
-        const ws = life.workers[s.w];
+        // A failure hits one of the workers with a stage (the s.w-th): failures are rare steps.
+        const w = s.k === 'end' ? s.w : withStage(s.w);
+        const ws = life.workers[w];
         const st = ws.fin.shift() ?? ws.cur;
         if (!st) break;
         if (st === ws.cur) ws.cur = null;
@@ -490,7 +506,9 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         const ok = s.k === 'end';
         st.span.end = t;
         truth.gpuEnded++;
-        if (ok && st.part !== -2) write(tl(off(), 'GPU_END', job.id, `${gpuDetail(s.w, st)},gpu_ms=${t - st.pickT}`));
+        if (ok && st.part !== -2) write(tl(off(), 'GPU_END', job.id, `${gpuDetail(w, st)},gpu_ms=${t - st.pickT}`));
+        if (ws.cur && ws.g) stat('finalizerClearsNext');
+        stat(ok ? (st.part === -1 ? 'monoEnd' : st.part === -2 ? 'phase1End' : 'partEnd') : 'finishFail');
         ws.g = null; // the finalizer clears current_job whatever the worker runs now
         if (st.part === -2) {
           job.dead = true;
@@ -505,7 +523,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
           record(job, ok && !kd.splitFails, kd.requests ?? 1);
           break;
         }
-        statusGpuEnd(s.w, st);
+        statusGpuEnd(w, st);
         if (!ok) {
           if (!job.failed) {
             job.failed = true;
@@ -516,6 +534,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         if (job.failed) break; // "discarding GPU result for failed job"
         job.proven[st.part] = true;
         if (!job.proven.every(Boolean)) break;
+        stat('assembled');
         job.dead = true;
         job.completedAt = t;
         const good = !(s.bad && KINDS[job.kind].status === 'porep-c2');
@@ -524,7 +543,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         break;
       }
       case 'startFail': {
-        const ws = life.workers[s.w];
+        const ws = life.workers[withStage(s.w, true)];
         const st = ws.cur;
         if (!st || st.part === -2) break;
         ws.cur = null;
@@ -532,6 +551,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         // record_failure every time; the job is not marked failed: /status keeps the partition
         // `gpu` and the worker `proving` (their span open), the job never assembles.
         record(st.job, false);
+        stat('startFail');
         if (st.part === -1) {
           st.span.end = t;
           st.job.dead = true;
@@ -587,6 +607,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
       case 'grpcDown':
         if (!r.src.grpc) break;
         grpcDownUntil = t + s.ms;
+        stat('grpcDown');
         grpcDown();
         break;
       case 'appear':
@@ -614,6 +635,23 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         const job = life.jobs[life.jobs.length - 1];
         if (!job || job.dead || job.startT !== t) break;
         const n = life.pipeline ? job.parts.length : 1;
+        if (s.split && life.pipeline && n === 2) {
+          // Split proving's steady state: p1 picked up while p0's finalizer runs; p0's GPU_END
+          // clears GetStatus' current_job while the worker is on p1 (polled in between).
+          for (let p = 0; p < 2; p++) apply({ k: 'synth', job: live().indexOf(job) }, i);
+          apply({ k: 'wait', ms: s.ms }, i);
+          for (let p = 0; p < 2; p++) apply({ k: 'synthEnd', i: synthesizing().findIndex((x) => x.job === job) }, i);
+          apply({ k: 'pickup', w, job: 0 }, i);
+          apply({ k: 'wait', ms: s.ms }, i);
+          apply({ k: 'release', w }, i);
+          apply({ k: 'pickup', w, job: 0 }, i);
+          apply({ k: 'wait', ms: Math.ceil(s.ms / 3) }, i);
+          apply({ k: 'end', w }, i);
+          apply({ k: 'wait', ms: Math.ceil(s.ms / 3), poll: s.poll }, i);
+          apply({ k: 'end', w }, i);
+          if (s.poll) apply({ k: 'grpcMetrics' }, i);
+          break;
+        }
         for (let p = 0; p < n; p++) {
           apply({ k: 'synth', job: live().indexOf(job) }, i);
           apply({ k: 'wait', ms: s.ms }, i);
@@ -649,17 +687,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ k: fc.constant('submit' as const), kind: fc.integer({ min: 0, max: KINDS.length - 1 }) }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('synth' as const), job: fc.nat(2) }) },
   { weight: 3, arbitrary: fc.record({ k: fc.constant('synthEnd' as const), i: fc.nat(3) }) },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('synthFail' as const), i: fc.nat(3) }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('synthFail' as const), i: fc.nat(3) }) },
   { weight: 4, arbitrary: fc.record({ k: fc.constant('pickup' as const), w: W, job: fc.nat(2) }) },
-  { weight: 2, arbitrary: fc.record({ k: fc.constant('release' as const), w: W }) },
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('release' as const), w: W }) },
   { weight: 4, arbitrary: fc.record({ k: fc.constant('end' as const), w: W, bad: fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }) }) },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('finishFail' as const), w: W }) },
-  { weight: 1, arbitrary: fc.record({ k: fc.constant('startFail' as const), w: W }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('finishFail' as const), w: W }) },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant('startFail' as const), w: W }) },
   { weight: 2, arbitrary: fc.constant({ k: 'status' as const }) },
   { weight: 2, arbitrary: fc.constant({ k: 'grpcStatus' as const }) },
   { weight: 3, arbitrary: fc.constant({ k: 'grpcMetrics' as const }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('grpcDown' as const), ms: fc.oneof(fc.integer({ min: 500, max: 10_000 }), fc.integer({ min: 30_000, max: 120_000 })) }) },
-  { weight: 3, arbitrary: fc.record({ k: fc.constant('proof' as const), kind: fc.integer({ min: 0, max: KINDS.length - 1 }), w: W, ms: fc.integer({ min: 1, max: 20_000 }), poll: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ k: fc.constant('proof' as const), kind: fc.integer({ min: 0, max: KINDS.length - 1 }), w: W, ms: fc.integer({ min: 1, max: 20_000 }), poll: fc.boolean(), split: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('restart' as const), pipeline: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), downMs: fc.integer({ min: 500, max: 5000 }) }) },
   { weight: 6, arbitrary: fc.constant({ k: 'collect' as const }) },
 );
