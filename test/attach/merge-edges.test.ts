@@ -1139,3 +1139,28 @@ describe('a job /status’ stale rules took for failed, moving on after all', ()
     expect(seen).toEqual([60_001, 60_001]);
   });
 });
+
+describe('a worker /status showed idle (stale) and then proving the same stint again', () => {
+  test('/status alone: the stint already credited is not counted again when the stale thresholds move up', () => {
+    // Shrunk from merge-monotone's property. Worker 0 picks p0 at 0 s, p1 at 9 s (split
+    // proving: p0 finalizing). At 69.001 s p1 has been on the GPU 60.001 s: status-stale.ts
+    // rule 3 shows the worker idle (p1's 60.001 s credited: /status samples, cuzk's busy_secs
+    // restarts at each pickup, p0's 9 s before the 9 s poll are not seen). Then p0 ends (done, gpu_ms 69 s):
+    // the longest stage is 69 s, the threshold 5x that, and the worker is proving again with
+    // cuzk's busy_secs 60.002 — the same stint, since 9 s, not a new one.
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2], part: number) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [proving(0, 0, 'porep-1000-1', part, (ms - (part === 1 ? 9000 : 0)) / 1000), idle(1, 0)] }));
+    const busy = () => {
+      const m = r.refresh();
+      return Math.round(m.workerBusyNsAt(r.slot(0), r.src.status!.attach.nowNs()) / 1e6) / 1e3;
+    };
+    at(0, [['gpu', 0, 0], ['synthesizing', 0, null]], 0);
+    at(9000, [['gpu', 0, 9000], ['gpu', 9000, 0]], 1);
+    at(69_001, [['gpu', 0, 69_001], ['gpu', 9000, 60_001]], 1);
+    const seen = [busy()];
+    at(69_002, [['done', 0, 69_001], ['gpu', 9000, 60_002]], 1);
+    seen.push(busy());
+    expect(seen).toEqual([60.001, 60.002]);
+  });
+});

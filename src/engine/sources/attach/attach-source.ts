@@ -614,6 +614,10 @@ export class AttachSource implements MetricsSource {
       snapshotNs: nowNs,
       useBusySinceNs: false,
     });
+    // A worker the last snapshot showed idle started since (cuzk's busy_secs restarts at each
+    // pickup): a stint dated earlier is one already credited when status-stale.ts showed it
+    // idle (its thresholds moved up since), counted from here, not again from its start.
+    if (primed) for (const w of view.workers) if (w.busy && m.wBusy[w.slot] === 0 && w.busySinceNs < this.lastGoodNs) w.busySinceNs = this.lastGoodNs;
     // A section the snapshot lacks (counted as bad_field) leaves its gauges as they were.
     if (!s.memory) view.memoryUsedBytes = m.memoryUsedBytes;
     if (!s.synthesis) view.synthesisActive = m.synthActive;
