@@ -168,6 +168,8 @@ interface Stage {
   part: number;
   pickT: number;
   span: Span;
+  /** Its span in truth.busy (TIMELINE's view of the worker). */
+  busy?: Span;
 }
 interface WorkerState {
   /** In gpu_prove_start (or the synchronous phase-1 prove). */
@@ -209,6 +211,8 @@ interface Truth {
   gpu: Span[];
   synth: Span[];
   pickups: number[];
+  /** Per worker, its stages as TIMELINE can see them: closed by a GPU_END, else open (a failure, a skip, a restart). */
+  busy: Span[][];
 }
 
 /** How often each upstream path ran over all the scripts (MONOTONE_STATS=1 prints it: is the hunt reaching them?). */
@@ -228,6 +232,20 @@ const newLife = (startT: number, offBase: number, pipeline: boolean): Life => ({
   stFailed: {},
 });
 const inc = (r: Record<string, number>, k: string, n = 1) => (r[k] = (r[k] ?? 0) + n);
+/** Seconds covered by the spans (an open one up to `now`). */
+const unionSecs = (spans: Span[], now: number): number => {
+  const iv = spans.map((x) => [x.t0, x.end ?? now] as const).sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let [from, to] = [-Infinity, -Infinity];
+  for (const [a, b] of iv) {
+    if (a > to) {
+      if (to > from) total += to - from;
+      [from, to] = [a, b];
+    } else if (b > to) to = b;
+  }
+  if (to > from) total += to - from;
+  return total / 1000;
+};
 const LABEL_OF_GRPC = (g: string) => g.replace(/_/g, '-');
 
 /** Plays a script on a merge of the chosen surfaces; throws at the first counter going down or past its bound. */
@@ -242,14 +260,22 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
   let feedUp = false;
   let grpcDownUntil = -1;
   let life = newLife(0, 100_000, true);
-  const truth: Truth = { completed: {}, failed: {}, gpuEnded: 0, parts: 0, jobs: {}, gpu: [], synth: [], pickups: new Array(WORKERS).fill(0) };
+  const truth: Truth = { completed: {}, failed: {}, gpuEnded: 0, parts: 0, jobs: {}, gpu: [], synth: [], pickups: new Array(WORKERS).fill(0), busy: Array.from({ length: WORKERS }, () => []) };
   const off = () => life.offBase + t - life.startT;
   const uptime = () => off() / 1000;
   // gRPC's uptime is whole seconds (engine.rs get_status: started_at.elapsed().as_secs()); /status' is f64.
   const grpcUptime = () => Math.floor(off() / 1000);
+  // A new life whose first line is not a second below the last one read cannot be told from
+  // the old daemon's (docs/attach.md §4, restarts): TIMELINE's busy bound is off from then on.
+  let lastOff = -Infinity;
+  let lineInLife = false;
+  let restartUnseen = false;
   const write = (...lines: string[]) => {
     // The daemon writes TIMELINE only with its pipeline on; lines before the log appears are lost.
     if (!r.src.timeline || !life.pipeline || !feedUp) return;
+    if (!lineInLife && off() > lastOff - 1000 && lastOff > -Infinity) restartUnseen = true;
+    lineInLife = true;
+    lastOff = off();
     r.src.timeline.lines(lines.join(''), false, r.hr(t));
     r.src.timeline.caughtUp(r.hr(t));
   };
@@ -341,6 +367,12 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         }
         if (name.startsWith('cuzk_proofs_') && r.src.proofsDriver === 'status') inc(statusProofs, a.proof_kind, v);
         if (name === 'cuzk_gpu_worker_busy_seconds_total' && v > t / 1000 + 1e-6) fail(`${key} = ${v} s, more than the ${t / 1000} s elapsed`);
+        // TIMELINE alone is exact (no sampled surface's guess): a worker is busy at most over its
+        // stages, each up to its GPU_END, one without (a failure, a skip, a restart) up to now.
+        if (name === 'cuzk_gpu_worker_busy_seconds_total' && !o.status && !o.grpc && !restartUnseen) {
+          const real = unionSecs(truth.busy[Number(a.worker)] ?? [], t);
+          if (v > real + 0.005) fail(`${key} = ${v} s, but TIMELINE could see the worker busy ${real} s at most`);
+        }
         if (name === 'cuzk_gpu_worker_partitions_total' && v > truth.pickups[Number(a.worker)]) fail(`${key} = ${v}, more than the worker's ${truth.pickups[Number(a.worker)]} pickups`);
       }
     }
@@ -470,6 +502,8 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         const { job, part } = q;
         const sg: Stage = { job, part, pickT: t, span: span(truth.gpu) };
         truth.pickups[s.w]++;
+        const busySpan: Span = { t0: t, end: null };
+        truth.busy[s.w].push(busySpan);
         job.parts[Math.max(0, part)] = 'gpu';
         if (part >= 0) {
           job.gpuT[part] = t;
@@ -484,6 +518,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         }
         ws.g = { id: job.id, kind: KINDS[job.kind].status };
         write(tl(off(), 'GPU_START', job.id, part >= 0 ? `worker=${s.w},partition=${part}` : `worker=${s.w}`));
+        sg.busy = busySpan;
         ws.cur = sg;
         break;
       }
@@ -506,6 +541,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         const ok = s.k === 'end';
         st.span.end = t;
         truth.gpuEnded++;
+        if (ok && st.busy) st.busy.end = t;
         if (ok && st.part !== -2) write(tl(off(), 'GPU_END', job.id, `${gpuDetail(w, st)},gpu_ms=${t - st.pickT}`));
         if (ws.cur && ws.g) stat('finalizerClearsNext');
         stat(ok ? (st.part === -1 ? 'monoEnd' : st.part === -2 ? 'phase1End' : 'partEnd') : 'finishFail');
@@ -623,6 +659,7 @@ function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): v
         t += s.downMs;
         skewNs = t * 1e6;
         life = newLife(t, 0, s.pipeline);
+        lineInLife = false;
         break;
       case 'collect':
         collect(i);
@@ -732,6 +769,35 @@ test('no exported counter ever goes down or past what cuzk did, whatever drives 
 });
 
 describe('shrunk counterexamples, as plain scripts', () => {
+  test('TIMELINE → gRPC → TIMELINE with TIMELINE’s stint running throughout (a WindowPoSt whose gpu_prove_finish failed): the part exposed before the first switch is not counted again on the way back', () => {
+    // Shrunk from the property (gRPC + TIMELINE). Worker 0 picks a WindowPoSt up at 19.1 s; its
+    // finalizer fails at 60 s (no GPU_END: TIMELINE's stint stays open, 48.9 s exposed by 69 s).
+    // TIMELINE writes nothing for a minute while gRPC counts two failures: gRPC drives; a new
+    // job's SYNTH_START at 120 s: TIMELINE drives again, its stint since 19.1 s still running.
+    // Before: 149.756 s exposed at 120 s (48.878 s folded into the base, then the stint from its start again).
+    const steps: Step[] = [
+      { k: 'submit', kind: 3 },
+      { k: 'submit', kind: 0 },
+      { k: 'wait', ms: 19122, poll: true },
+      { k: 'synth', job: 0 },
+      { k: 'synthEnd', i: 0 },
+      { k: 'pickup', w: 0, job: 0 },
+      { k: 'synth', job: 0 },
+      { k: 'wait', ms: 40878 },
+      { k: 'finishFail', w: 0 },
+      { k: 'synthFail', i: 0 },
+      { k: 'wait', ms: 9000 },
+      { k: 'grpcMetrics' },
+      { k: 'submit', kind: 0 },
+      { k: 'grpcStatus' },
+      { k: 'wait', ms: 51000 },
+      { k: 'grpcStatus' },
+      { k: 'grpcMetrics' },
+      { k: 'synth', job: 0 },
+    ];
+    expect(() => play({ grpc: true, timeline: true }, steps, 0, true)).not.toThrow();
+  });
+
   test('/status → TIMELINE for a worker TIMELINE has not seen: its busy seconds continue from what /status exposed, not added again at every collection', () => {
     // The log is not readable for 10 s: /status drives and has worker 0 proving 10.002 s.
     // Then the log appears, with no line of worker 0 yet (its stint's lines came before).
