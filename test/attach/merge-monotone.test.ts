@@ -44,8 +44,10 @@
  *  - pipeline off (phase-1 worker per GPU proves whole jobs: no TIMELINE, /status still),
  *    daemon restarts (every counter in memory starts over).
  * Not modelled: cancels (service.rs cancel_proof is a no-op upstream: nothing changes
- * anywhere), duplicate ids in flight, the GPU-queue (0,0) collision, split proving off, torn
- * lines, two daemons at one address, /status outages.
+ * anywhere), duplicate ids in flight and retries of a failed id, the GPU-queue (0,0)
+ * collision, split proving off, torn lines, two daemons at one address, /status outages,
+ * GetStatus queues, batches flushed by the wait with one request (partitioned, as a single
+ * request), PoSt / batch self-check failures, panics (the error arms' accounting).
  *
  * Bounds checked at every collection (what the script's cuzk really did since the exporter
  * started, every life together): proofs completed / failed per kind at most what cuzk recorded
@@ -53,7 +55,9 @@
  * (GPU_END or a gpu_prove_finish failure, which /status shows `done`); partitions completed +
  * failed at most the partitions submitted; GPU / synthesis seconds at most the stages' time
  * (a stage /status keeps open, a skip or a failure, up to the end of its life); a worker's busy
- * seconds at most the time elapsed; its partitions at most its pickups.
+ * seconds at most the time elapsed (TIMELINE alone: at most the union of its stages, each up
+ * to its GPU_END, one without up to now; off after a restart whose first line TIMELINE cannot
+ * tell from the old daemon's); its partitions at most its pickups.
  */
 import fc from 'fast-check';
 import type { Resource } from '@opentelemetry/resources';
