@@ -1096,3 +1096,71 @@ describe('a driver switch never takes exported busy seconds back', () => {
     expect(m.workerBusyNsAt(s, r.src.nowNs())).toBe(after);
   });
 });
+
+describe('a failed job’s sibling picked up after /status showed it abandoned (skip after pickup)', () => {
+  test('/status alone: its synth_done → gpu is the skip, not a re-registered job: nothing counted again', () => {
+    // Shrunk from merge-monotone's property. Upstream (curio e0294b0f engine.rs): p0's
+    // synthesis fails (status.rs partition_failed; the job failed), p1's completes
+    // (synth_done); a worker picks p1 up — partition_gpu_start marks it `gpu` and the worker
+    // `proving` — and drops it (the GPU worker's "already failed" check). /status shows p1
+    // synth_done, then gpu, forever.
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2], w0 = idle(0, 0)) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [w0, idle(1, 0)] }));
+    const read = () => {
+      const m = r.refresh();
+      const k = kind('porep-c2');
+      return { synthMs: Math.round(m.kSynthNs[k] / 1e6), failedParts: m.kPartsFailed[k], failedProofs: m.kProofsFailed[k], busy: m.wBusy[r.slot(0)] };
+    };
+    at(0, [['synthesizing', 0, null], ['synthesizing', 0, null]]);
+    at(5000, [['failed', 5000, null], ['synth_done', 4000, null]]);
+    const failed = read();
+    expect(failed).toEqual({ synthMs: 9000, failedParts: 1, failedProofs: 1, busy: 0 });
+    at(6000, [['failed', 6000, null], ['gpu', 4000, 1]], proving(0, 0, 'porep-1000-1', 1, 0.001));
+    // Nothing of the job counted again; the worker holding the skip is not proving.
+    expect(read()).toEqual(failed);
+  });
+});
+
+describe('a job /status’ stale rules took for failed, moving on after all', () => {
+  test('/status alone: a sibling it abandoned that starts synthesizing is not a re-registered job: the GPU stage already counted is not counted again', () => {
+    // Shrunk from merge-monotone's property. p0 on the GPU for over a minute: status-stale.ts
+    // rule 3 abandons it and fails the job, its pending p1 abandoned with it (rule 1); then
+    // cuzk synthesizes p1 (the job had not failed: status.rs partition_synth_start).
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2]) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [proving(0, 0, 'porep-1000-1', 0, ms / 1000), idle(1, 0)] }));
+    const gpuMs = () => Math.round(r.refresh().kGpuNs[kind('porep-c2')] / 1e6);
+    at(0, [['gpu', 0, 0], ['pending', null, null]]);
+    at(60_001, [['gpu', 0, 60_001], ['pending', null, null]]);
+    const seen = [gpuMs()];
+    at(60_002, [['gpu', 0, 60_002], ['synthesizing', 0, null]]);
+    seen.push(gpuMs());
+    expect(seen).toEqual([60_001, 60_001]);
+  });
+});
+
+describe('a worker /status showed idle (stale) and then proving the same stint again', () => {
+  test('/status alone: the stint already credited is not counted again when the stale thresholds move up', () => {
+    // Shrunk from merge-monotone's property. Worker 0 picks p0 at 0 s, p1 at 9 s (split
+    // proving: p0 finalizing). At 69.001 s p1 has been on the GPU 60.001 s: status-stale.ts
+    // rule 3 shows the worker idle (p1's 60.001 s credited: /status samples, cuzk's busy_secs
+    // restarts at each pickup, p0's 9 s before the 9 s poll are not seen). Then p0 ends (done, gpu_ms 69 s):
+    // the longest stage is 69 s, the threshold 5x that, and the worker is proving again with
+    // cuzk's busy_secs 60.002 — the same stint, since 9 s, not a new one.
+    const r = rig({ status: true });
+    const at = (ms: number, parts: Parameters<typeof pipeline>[2], part: number) =>
+      r.status(ms, snapshot({ uptime: 100 + ms / 1000, pipelines: [pipeline('porep-1000-1', 'porep-c2', parts, ms / 1000)], workers: [proving(0, 0, 'porep-1000-1', part, (ms - (part === 1 ? 9000 : 0)) / 1000), idle(1, 0)] }));
+    const busy = () => {
+      const m = r.refresh();
+      return Math.round(m.workerBusyNsAt(r.slot(0), r.src.status!.attach.nowNs()) / 1e6) / 1e3;
+    };
+    at(0, [['gpu', 0, 0], ['synthesizing', 0, null]], 0);
+    at(9000, [['gpu', 0, 9000], ['gpu', 9000, 0]], 1);
+    at(69_001, [['gpu', 0, 69_001], ['gpu', 9000, 60_001]], 1);
+    const seen = [busy()];
+    at(69_002, [['done', 0, 69_001], ['gpu', 9000, 60_002]], 1);
+    seen.push(busy());
+    expect(seen).toEqual([60.001, 60.002]);
+  });
+});

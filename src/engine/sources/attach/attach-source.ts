@@ -568,7 +568,10 @@ export class AttachSource implements MetricsSource {
       const ended = seen !== undefined && seen.length === parts.length ? seen : new Uint8Array(parts.length);
       let regressed = false;
       for (let i = 0; i < parts.length; i++) {
-        const done = isFinalState(parts[i].state) ? 1 : 0;
+        // A partition we abandoned (status-stale.ts) is final by our reading, not cuzk's: it
+        // moving on means the job had not failed, not that its id registered again (which
+        // would count its ended partitions twice).
+        const done = isFinalState(parts[i].state) && (parts[i] as { abandoned?: boolean }).abandoned !== true ? 1 : 0;
         // `seen` is read at i before `ended` (possibly the same array) is written there.
         if (tracked && done === 0 && i < seen.length && seen[i] === 1) regressed = true;
         ended[i] = done;
@@ -611,6 +614,10 @@ export class AttachSource implements MetricsSource {
       snapshotNs: nowNs,
       useBusySinceNs: false,
     });
+    // A worker the last snapshot showed idle started since (cuzk's busy_secs restarts at each
+    // pickup): a stint dated earlier is one already credited when status-stale.ts showed it
+    // idle (its thresholds moved up since), counted from here, not again from its start.
+    if (primed) for (const w of view.workers) if (w.busy && m.wBusy[w.slot] === 0 && w.busySinceNs < this.lastGoodNs) w.busySinceNs = this.lastGoodNs;
     // A section the snapshot lacks (counted as bad_field) leaves its gauges as they were.
     if (!s.memory) view.memoryUsedBytes = m.memoryUsedBytes;
     if (!s.synthesis) view.synthesisActive = m.synthActive;

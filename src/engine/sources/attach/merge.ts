@@ -129,6 +129,8 @@ export class MergedAttachSource implements MetricsSource {
   private fwd: ModelObserver | null = null;
   private readonly startHr = hrNowNs();
   private readonly drvBase = new Map<number, number>();
+  /** Per worker: the stint the driver switched away from was running (since, ns exposed of it then). */
+  private readonly awayRun = new Map<number, { driver: WorkerDriver; since: number; ns: number }>();
   private lastNow = 0;
   /** Configurations that take a surface's evidence away (evidence-watch.ts). */
   readonly watch: EvidenceWatch;
@@ -352,14 +354,17 @@ export class MergedAttachSource implements MetricsSource {
     let busy = 0;
     let owned = 0;
     const driver = this.currentWorkerDriver();
-    const switched = driver !== this.lastDriver;
+    const prevDriver = this.lastDriver;
+    const switched = driver !== prevDriver;
     this.lastDriver = driver;
     for (let i = 0; i < n; i++) {
       const id = m.topology.workers[i].id;
       let b = 0;
       let since = 0;
       let pick = 0;
-      let busyNs = m.wBusyNs[i];
+      // The driver's own total: 0 for a worker it has not seen (TIMELINE before that worker's
+      // first line). Not the model's total: a switch's base is added to it at every compose.
+      let busyNs = 0;
       let parts = m.wPartitions[i];
       let job = 0;
       let part = -1;
@@ -428,14 +433,24 @@ export class MergedAttachSource implements MetricsSource {
         const now = this.lastNow;
         const exposed = m.workerBusyNsAt(i, now);
         const newRunning = b ? Math.max(0, Math.min(now, cap) - since) : 0;
-        this.drvBase.set(id, Math.max(0, exposed - busyNs - Math.min(newRunning, exposed - m.wBusyNs[i])));
+        const oldRunning = exposed - m.wBusyNs[i];
+        let seen = Math.min(newRunning, oldRunning);
+        // Back to a driver whose stint has run on since we switched away from it: what it had
+        // exposed of that stint then is in the base already (TIMELINE keeps its books meanwhile).
+        const away = this.awayRun.get(id);
+        if (away && away.driver === driver && b && away.since === since) seen += Math.min(newRunning - seen, away.ns);
+        this.awayRun.delete(id);
+        if (prevDriver !== null && m.wBusy[i]) this.awayRun.set(id, { driver: prevDriver, since: m.wSinceNs[i], ns: oldRunning });
+        this.drvBase.set(id, Math.max(0, exposed - busyNs - seen));
       }
       busyNs += this.drvBase.get(id) ?? 0;
       m.wBusy[i] = b;
       m.wSinceNs[i] = since;
       m.wCapNs[i] = cap;
       m.wPickNs[i] = pick;
-      if (busyNs > m.wBusyNs[i]) m.wBusyNs[i] = busyNs;
+      // At a switch the ended part may go below the old driver's: the new driver's running
+      // part makes up for it (exposed - seen + its running >= exposed), and is credited when it ends.
+      if (switched || busyNs > m.wBusyNs[i]) m.wBusyNs[i] = busyNs;
       if (parts > m.wPartitions[i]) m.wPartitions[i] = parts;
       m.wJob[i] = job;
       m.wPartition[i] = part;

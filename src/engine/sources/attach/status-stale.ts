@@ -25,6 +25,8 @@
  *  4. a job still holding `pending` partitions while a job registered at least 2 s later
  *     already has one past `pending` failed: the synthesis dispatcher takes the oldest job's
  *     lowest partition first, so its pending ones were skipped.
+ * A partition abandoned while `synth_done` that a later snapshot shows `gpu` is its skip after
+ * pickup (the id unchanged, not back to `pending`): abandoned still, its worker shown idle.
  * Abandoned partitions are marked `state: "failed", abandoned: true` (the reference engine's
  * own marking): not live, not counted as partition failures. Each job inferred failed is
  * reported once (the caller counts it as a failed proof of its kind).
@@ -50,6 +52,13 @@ export class StaleStatus {
   private longestGpuMs = 0;
   /** Jobs already inferred failed (their ids; bounded). */
   private readonly failed = new Set<string>();
+  /**
+   * Partitions abandoned while `synth_done` (job id -> indices; bounded): one shown `gpu`
+   * later is the skip after pickup (engine.rs GPU worker: partition_gpu_start, then the
+   * "already failed" return), dead like before. Taken as live again, its abandoned -> gpu
+   * read as a re-registered job and counted the job's synthesis and failure twice.
+   */
+  private readonly skipped = new Map<string, Set<number>>();
 
   /**
    * The snapshot as the model should take it: a settled copy (`status`), the jobs newly
@@ -87,8 +96,11 @@ export class StaleStatus {
 
     const failedJobs = new Set<string>();
     for (const p of pipelines) {
+      const sk = this.skipped.get(p.job_id);
+      // Back to `pending`: the id registered again (status.rs register_job): a new job.
+      if (sk && p.partitions.some((x) => x.state === 'pending' && sk.has(x.index))) this.skipped.delete(p.job_id);
       for (const x of p.partitions) {
-        if (x.state === 'failed') failedJobs.add(p.job_id);
+        if (x.state === 'failed' || (x.state === 'gpu' && this.skipped.get(p.job_id)?.has(x.index))) failedJobs.add(p.job_id);
         if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
         if (overAge(p.job_id, x, x.gpu_ms)) failedJobs.add(p.job_id);
       }
@@ -119,8 +131,9 @@ export class StaleStatus {
           const isDead =
             x.state === 'pending' ||
             x.state === 'synth_done' ||
-            (x.state === 'gpu' && typeof x.gpu_ms === 'number' && overAge(p.job_id, x, x.gpu_ms));
+            (x.state === 'gpu' && ((typeof x.gpu_ms === 'number' && overAge(p.job_id, x, x.gpu_ms)) || this.skipped.get(p.job_id)?.has(x.index) === true));
           if (!isDead) return;
+          if (x.state === 'synth_done') this.rememberSkipped(p.job_id, x.index);
           if (parts === null) parts = p.partitions.slice();
           parts[j] = { ...x, state: 'failed', abandoned: true } as CuzkPartition;
           dead.push(x);
@@ -170,9 +183,19 @@ export class StaleStatus {
     return { status, fresh };
   }
 
+  private rememberSkipped(job: string, index: number): void {
+    let set = this.skipped.get(job);
+    if (!set) {
+      if (this.skipped.size >= MAX_REMEMBERED) this.skipped.delete(this.skipped.keys().next().value as string);
+      this.skipped.set(job, (set = new Set()));
+    }
+    set.add(index);
+  }
+
   /** A daemon restart: what was failed there is gone. */
   reset(): void {
     this.failed.clear();
+    this.skipped.clear();
   }
 }
 
