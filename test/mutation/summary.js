@@ -92,8 +92,12 @@ const stale = rows.filter((r) => {
 const covered = new Set((triage.supplements ?? []).flatMap((s) => Object.keys(s.files)));
 if (stale.length) {
   console.log('');
-  const list = stale.map((r) => `${r.file}${covered.has(r.file) ? ' (changed lines re-run: supplement)' : ''}`);
-  console.log(markdown ? `Changed since their run: ${list.map((f) => `\`${f}\``).join(', ')}.` : `changed since their run:\n  ${list.join('\n  ')}`);
+  const note = (r) => (covered.has(r.file) ? ' (changed lines partly re-run: supplement)' : '');
+  console.log(
+    markdown
+      ? `Changed since their run: ${stale.map((r) => `\`${r.file}\`${note(r)}`).join(', ')}.`
+      : `changed since their run:\n  ${stale.map((r) => r.file + note(r)).join('\n  ')}`,
+  );
 }
 for (const s of triage.supplements ?? []) {
   console.log('');
