@@ -30,14 +30,21 @@ function counts(file, incremental) {
 }
 
 const pct = (a, b) => (b > 0 ? `${((100 * a) / b).toFixed(1)} %` : '—');
-const rows = [];
-const dirs = new Map();
-for (const [file, t] of Object.entries(triage.files)) {
-  const c = counts(file, t.incremental);
+
+/** One file's tally from `incremental` and its triage entry `t` (equivalent, killed by hand). */
+function tally(file, incremental, t) {
+  const c = counts(file, incremental);
   const detected = c.Killed + c.Timeout;
   const decided = detected + c.Survived + c.NoCoverage;
   const eq = t.equivalent ?? 0;
   const hand = t.killedByHand ?? 0;
+  return { c, detected, decided, eq, hand, open: decided - eq - detected - hand };
+}
+
+const rows = [];
+const dirs = new Map();
+for (const [file, t] of Object.entries(triage.files)) {
+  const { c, detected, decided, eq, hand, open } = tally(file, t.incremental, t);
   const dir = triage.directories.find((d) => file.startsWith(d.prefix))?.name ?? path.dirname(file);
   const d = dirs.get(dir) ?? { detected: 0, decided: 0, exDetected: 0, exDecided: 0, files: 0, partial: 0 };
   d.detected += detected;
@@ -47,7 +54,7 @@ for (const [file, t] of Object.entries(triage.files)) {
   d.files++;
   if (t.partial) d.partial++;
   dirs.set(dir, d);
-  rows.push({ file, c, detected, decided, eq, hand, open: decided - eq - detected - hand, partial: t.partial ?? '' });
+  rows.push({ file, c, detected, decided, eq, hand, open, partial: t.partial ?? '' });
 }
 
 const sources = (prefix) =>
@@ -109,12 +116,7 @@ for (const s of triage.supplements ?? []) {
   }
   let tot = { detected: 0, decided: 0, eq: 0, hand: 0 };
   for (const [file, t] of Object.entries(s.files)) {
-    const c = counts(file, s.incremental);
-    const detected = c.Killed + c.Timeout;
-    const decided = detected + c.Survived + c.NoCoverage;
-    const eq = t.equivalent ?? 0;
-    const hand = t.killedByHand ?? 0;
-    const open = decided - eq - detected - hand;
+    const { c, detected, decided, eq, hand, open } = tally(file, s.incremental, t);
     tot = { detected: tot.detected + detected, decided: tot.decided + decided, eq: tot.eq + eq, hand: tot.hand + hand };
     if (markdown) console.log(`| \`${file}\` | ${pct(detected, decided)} (${detected}/${decided}) | ${c.Survived}, ${c.NoCoverage} | ${eq} | ${hand} | ${pct(detected + hand, decided - eq)} | ${open} |`);
     else console.log(`  ${file.padEnd(50)} ${pct(detected, decided).padStart(8)} ${String(detected).padStart(4)}/${String(decided).padEnd(4)} excl. eq ${pct(detected + hand, decided - eq).padStart(8)}${open > 0 ? `  ${open} open` : ''}`);
