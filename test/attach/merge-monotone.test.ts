@@ -61,8 +61,8 @@
  */
 import fc from 'fast-check';
 import * as surfaceClock from '../../src/engine/sources/attach/surface';
-import { RigOptions, pick, realHr, rig } from './merge-rig';
-import { clock, play, STATS, Step, step, surfaces } from './monotone-cuzk';
+import { RigOptions, pick } from './merge-rig';
+import { clock, play, scriptedRig, STATS, Step, step, surfaces } from './monotone-cuzk';
 import { idle, pipeline, proving, snapshot } from './snapshots';
 import { tl } from './timeline-driver';
 
@@ -128,10 +128,7 @@ describe('shrunk counterexamples, as plain scripts', () => {
   test('/status → TIMELINE for a worker TIMELINE has not seen: its busy seconds continue from what /status exposed, not added again at every collection', () => {
     // The log is not readable for 10 s: /status drives and has worker 0 proving 10.002 s.
     // Then the log appears, with no line of worker 0 yet (its stint's lines came before).
-    clock.baseHr = realHr();
-    clock.skewNs = 0;
-    const r = rig({ status: true, timeline: true });
-    (r as unknown as { epochHr: number }).epochHr = clock.baseHr - 1e9;
+    const r = scriptedRig({ status: true, timeline: true });
     const busySecs = () => {
       r.src.refresh();
       return Math.round(r.src.model.workerBusyNsAt(r.slot(0), r.src.nowNs()) / 1e6) / 1e3;
@@ -157,10 +154,7 @@ describe('shrunk counterexamples, as plain scripts', () => {
     // TIMELINE saw a partition end in the daemon's first life; it restarted with its pipeline
     // off (no line tells TIMELINE, whose file is read on: its clock moves with the reads).
     // GetStatus samples worker 0 on a job at 1 s and 20 s, idle at 62 s.
-    clock.baseHr = realHr();
-    clock.skewNs = 0;
-    const r = rig({ grpc: true, timeline: true });
-    (r as unknown as { epochHr: number }).epochHr = clock.baseHr - 1e9; // offset t ms is read at t ms (+ 2 ms)
+    const r = scriptedRig({ grpc: true, timeline: true });
     const busySecs = () => {
       r.src.refresh();
       return r.src.model.workerBusyNsAt(r.slot(0), r.src.nowNs()) / 1e9; // what /metrics exports
@@ -192,10 +186,7 @@ describe('shrunk counterexamples, as plain scripts', () => {
   test('TIMELINE → gRPC with gRPC’s running stint longer than what TIMELINE had exposed: that stint is counted once, never taken back when it ends', () => {
     // TIMELINE saw worker 0 prove for 2 s in the daemon's first life; it restarted with its
     // pipeline off. GetStatus samples worker 0 on a job at 3 s and 8 s (5 s seen), idle at 62 s.
-    clock.baseHr = realHr();
-    clock.skewNs = 0;
-    const r = rig({ grpc: true, timeline: true });
-    (r as unknown as { epochHr: number }).epochHr = clock.baseHr - 1e9;
+    const r = scriptedRig({ grpc: true, timeline: true });
     const busySecs = () => {
       r.src.refresh();
       return r.src.model.workerBusyNsAt(r.slot(0), r.src.nowNs()) / 1e9;

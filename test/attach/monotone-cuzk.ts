@@ -191,13 +191,21 @@ const unionSecs = (spans: Span[], now: number): number => {
 };
 const LABEL_OF_GRPC = (g: string) => g.replace(/_/g, '-');
 
-/** Plays a script on a merge of the chosen surfaces; throws at the first counter going down or past its bound. */
-export function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): void {
+/**
+ * A rig on the script's clock, started now: the exporter's clock at the script's 0, daemon
+ * offset 0 read 1 s back (offset t ms is then read at t ms plus the 1 s the tests allow for).
+ */
+export function scriptedRig(o: RigOptions): Rig {
   clock.baseHr = realHr();
   clock.skewNs = 0;
-  const r: Rig = rig(o);
-  // Daemon offset 0 is 1 s back; the exporter's clock follows the script.
+  const r = rig(o);
   (r as unknown as { epochHr: number }).epochHr = clock.baseHr - 1e9;
+  return r;
+}
+
+/** Plays a script on a merge of the chosen surfaces; throws at the first counter going down or past its bound. */
+export function play(o: RigOptions, steps: Step[], appearAt = 0, scrapeEach = false): void {
+  const r = scriptedRig(o);
   let t = 0;
   let seq = 0;
   let feedUp = false;
