@@ -232,3 +232,28 @@ describe('StaleStatus: edges the Stryker run found untested', () => {
     expect(r.status.gpu_workers[0].state).toBe('idle');
   });
 });
+
+describe('StaleStatus: a partition abandoned while synth_done, shown on the GPU later', () => {
+  // Snapshot 1: job a (registered at uptime 970) failed at partition 1; partition 0 synth_done: abandoned.
+  const first = () => status([pipe('a', 30, [part(0, 'synth_done'), part(1, 'failed')])]);
+  const later = (s: CuzkStatus, uptime: number) => ({ ...s, uptime_secs: uptime });
+
+  test('the same registration: the skip after pickup (engine.rs GPU worker: partition_gpu_start, then the "already failed" return), abandoned still', () => {
+    const st = new StaleStatus();
+    expect(states(st.settle(first()).status, 'a')).toEqual(['failed*', 'failed']);
+    const r = st.settle(later(status([pipe('a', 35, [part(0, 'gpu', 100), part(1, 'failed')])], [worker(0, 'a', 0, 0.1)]), 1005));
+    expect(states(r.status, 'a')).toEqual(['failed*', 'failed']);
+    expect(r.status.gpu_workers[0].state).toBe('idle');
+  });
+
+  test.each([
+    ['the failed partition moved (a new JobState: register_job)', status([pipe('a', 1, [part(0, 'gpu', 100), part(1, 'synthesizing')])]), 1000],
+    ['another partition count', status([pipe('a', 31, [part(0, 'gpu', 100)])]), 1001],
+    ['started 2 s or more later, the failed partition failed again already', status([pipe('a', 3, [part(0, 'gpu', 100), part(1, 'failed')])]), 1005],
+  ])('the id registered again (a retry re-uses it): %s: its partition on the GPU is live', (_why, snap, uptime) => {
+    const st = new StaleStatus();
+    st.settle(first());
+    const r = st.settle(later(snap, uptime));
+    expect(states(r.status, 'a')[0]).toBe('gpu');
+  });
+});

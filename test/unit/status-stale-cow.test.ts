@@ -18,6 +18,8 @@ type Obj = Record<string, any>;
 class ReferenceStale {
   private longestGpuMs = 0;
   private readonly failed = new Set<string>();
+  /** Job id -> its partitions abandoned while synth_done, and the job as it was then (the skip-after-pickup rule). */
+  private readonly skipped = new Map<string, { idx: number[]; parts: number; failedIdx: number[]; registeredS: number }>();
   constructor(private readonly opts: { minUnownedMs?: number; minOwnedMs?: number } = {}) {}
 
   settle(daemon: Obj): { status: Obj; fresh: { jobId: string; kind: string }[] } {
@@ -33,8 +35,19 @@ class ReferenceStale {
     for (const w of s.gpu_workers) if (w.state === 'proving' && w.current_job != null && w.current_partition != null) owner.set(`${w.current_job}\u0000${w.current_partition}`, w);
     const failedJobs = new Set<string>();
     for (const p of s.pipelines) {
+      const sk = this.skipped.get(p.job_id);
+      // The id registered again (a retry): a new job, its partitions live.
+      if (
+        sk &&
+        (p.partitions.length !== sk.parts ||
+          s.uptime_secs - p.started_secs_ago >= sk.registeredS + 2 ||
+          sk.failedIdx.some((i) => p.partitions[i].state !== 'failed') ||
+          p.partitions.some((x: Obj) => x.state === 'pending' && sk.idx.includes(x.index)))
+      )
+        this.skipped.delete(p.job_id);
+      const skip = this.skipped.get(p.job_id)?.idx ?? [];
       for (const x of p.partitions) {
-        if (x.state === 'failed') failedJobs.add(p.job_id);
+        if (x.state === 'failed' || (x.state === 'gpu' && skip.includes(x.index))) failedJobs.add(p.job_id);
         if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
         const w = owner.get(`${p.job_id}\u0000${x.index}`);
         if ((!w && x.gpu_ms > unownedMs) || (w && x.gpu_ms > ownedMs)) failedJobs.add(p.job_id);
@@ -50,12 +63,20 @@ class ReferenceStale {
     const fresh: { jobId: string; kind: string }[] = [];
     for (const p of s.pipelines) {
       if (!failedJobs.has(p.job_id)) continue;
+      // The job as the daemon showed it (before the marks below).
+      const before = { parts: p.partitions.length, failedIdx: p.partitions.filter((x: Obj) => x.state === 'failed').map((x: Obj) => x.index), registeredS: s.uptime_secs - p.started_secs_ago };
       for (const x of p.partitions) {
         const dead =
           x.state === 'pending' ||
           x.state === 'synth_done' ||
-          (x.state === 'gpu' && typeof x.gpu_ms === 'number' && x.gpu_ms > (owner.has(`${p.job_id}\u0000${x.index}`) ? ownedMs : unownedMs));
+          (x.state === 'gpu' &&
+            ((typeof x.gpu_ms === 'number' && x.gpu_ms > (owner.has(`${p.job_id}\u0000${x.index}`) ? ownedMs : unownedMs)) || (this.skipped.get(p.job_id)?.idx.includes(x.index) ?? false)));
         if (!dead) continue;
+        if (x.state === 'synth_done') {
+          const sk = this.skipped.get(p.job_id) ?? { idx: [] as number[], ...before };
+          if (!sk.idx.includes(x.index)) sk.idx.push(x.index);
+          this.skipped.set(p.job_id, sk);
+        }
         x.state = 'failed';
         x.abandoned = true;
       }

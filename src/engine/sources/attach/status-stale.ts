@@ -26,7 +26,9 @@
  *     already has one past `pending` failed: the synthesis dispatcher takes the oldest job's
  *     lowest partition first, so its pending ones were skipped.
  * A partition abandoned while `synth_done` that a later snapshot shows `gpu` is its skip after
- * pickup (the id unchanged, not back to `pending`): abandoned still, its worker shown idle.
+ * pickup while the job is the same registration (registeredAgain: no partition back to
+ * `pending`, the same partition count and `failed` ones, no later start): abandoned still, its
+ * worker shown idle. A retry of the id is a new job: its partitions are live.
  * Abandoned partitions are marked `state: "failed", abandoned: true` (the reference engine's
  * own marking): not live, not counted as partition failures. Each job inferred failed is
  * reported once (the caller counts it as a failed proof of its kind).
@@ -45,6 +47,30 @@ export interface StaleOptions {
   minOwnedMs?: number;
 }
 
+/** A job whose partitions were abandoned while `synth_done` (StaleStatus.skipped), as it was then. */
+interface Skipped {
+  /** The partitions abandoned while `synth_done`. */
+  idx: Set<number>;
+  /** Its partition count, the partitions cuzk showed `failed`, its registration (daemon uptime, s). */
+  parts: number;
+  failedIdx: number[];
+  registeredS: number;
+}
+
+/**
+ * The id registered again since (status.rs register_job replaces the JobState: a retry re-uses
+ * the id): an abandoned partition back to `pending`; another partition count; a partition cuzk
+ * showed `failed` moved (a failed partition never does within one registration); or a start
+ * at least REGISTRATION_GAP_S later. A partition of the new job already on the GPU by the next
+ * poll is then live, not the old job's skip.
+ */
+function registeredAgain(p: CuzkPipeline, sk: Skipped, uptimeSecs: number): boolean {
+  if (p.partitions.length !== sk.parts) return true;
+  if (uptimeSecs - p.started_secs_ago >= sk.registeredS + REGISTRATION_GAP_S) return true;
+  for (const i of sk.failedIdx) if (p.partitions[i].state !== 'failed') return true;
+  return p.partitions.some((x) => x.state === 'pending' && sk.idx.has(x.index));
+}
+
 export class StaleStatus {
   constructor(private readonly opts: StaleOptions = {}) {}
 
@@ -58,7 +84,7 @@ export class StaleStatus {
    * "already failed" return), dead like before. Taken as live again, its abandoned -> gpu
    * read as a re-registered job and counted the job's synthesis and failure twice.
    */
-  private readonly skipped = new Map<string, Set<number>>();
+  private readonly skipped = new Map<string, Skipped>();
 
   /**
    * The snapshot as the model should take it: a settled copy (`status`), the jobs newly
@@ -97,10 +123,9 @@ export class StaleStatus {
     const failedJobs = new Set<string>();
     for (const p of pipelines) {
       const sk = this.skipped.get(p.job_id);
-      // Back to `pending`: the id registered again (status.rs register_job): a new job.
-      if (sk && p.partitions.some((x) => x.state === 'pending' && sk.has(x.index))) this.skipped.delete(p.job_id);
+      if (sk && registeredAgain(p, sk, daemon.uptime_secs)) this.skipped.delete(p.job_id);
       for (const x of p.partitions) {
-        if (x.state === 'failed' || (x.state === 'gpu' && this.skipped.get(p.job_id)?.has(x.index))) failedJobs.add(p.job_id);
+        if (x.state === 'failed' || (x.state === 'gpu' && this.skipped.get(p.job_id)?.idx.has(x.index))) failedJobs.add(p.job_id);
         if (x.state !== 'gpu' || typeof x.gpu_ms !== 'number') continue;
         if (overAge(p.job_id, x, x.gpu_ms)) failedJobs.add(p.job_id);
       }
@@ -131,9 +156,9 @@ export class StaleStatus {
           const isDead =
             x.state === 'pending' ||
             x.state === 'synth_done' ||
-            (x.state === 'gpu' && ((typeof x.gpu_ms === 'number' && overAge(p.job_id, x, x.gpu_ms)) || this.skipped.get(p.job_id)?.has(x.index) === true));
+            (x.state === 'gpu' && ((typeof x.gpu_ms === 'number' && overAge(p.job_id, x, x.gpu_ms)) || this.skipped.get(p.job_id)?.idx.has(x.index) === true));
           if (!isDead) return;
-          if (x.state === 'synth_done') this.rememberSkipped(p.job_id, x.index);
+          if (x.state === 'synth_done') this.rememberSkipped(p, x.index, daemon.uptime_secs);
           if (parts === null) parts = p.partitions.slice();
           parts[j] = { ...x, state: 'failed', abandoned: true } as CuzkPartition;
           dead.push(x);
@@ -183,13 +208,16 @@ export class StaleStatus {
     return { status, fresh };
   }
 
-  private rememberSkipped(job: string, index: number): void {
-    let set = this.skipped.get(job);
-    if (!set) {
+  private rememberSkipped(p: CuzkPipeline, index: number, uptimeSecs: number): void {
+    let sk = this.skipped.get(p.job_id);
+    if (!sk) {
       if (this.skipped.size >= MAX_REMEMBERED) this.skipped.delete(this.skipped.keys().next().value as string);
-      this.skipped.set(job, (set = new Set()));
+      const failedIdx: number[] = [];
+      for (const x of p.partitions) if (x.state === 'failed') failedIdx.push(x.index);
+      sk = { idx: new Set(), parts: p.partitions.length, failedIdx, registeredS: uptimeSecs - p.started_secs_ago };
+      this.skipped.set(p.job_id, sk);
     }
-    set.add(index);
+    sk.idx.add(index);
   }
 
   /** A daemon restart: what was failed there is gone. */
