@@ -897,6 +897,10 @@ export class TimelineSurface implements Surface, FollowerSink {
     // Without split proving no line says when a stage ends: busy here is an upper bound.
     if (this.splitMode === 'off') return null;
     const own = ws.own[id];
+    // A stage /status already reported ended (done with gpu_ms) and no GPU_END read yet: a
+    // gpu_prove_finish failure the sweep settles after 2x the read lag, or an end line still
+    // unread. Busy here until then is not certain (cuzk's /status already cleared the worker).
+    if (own && own.otherEndMs >= 0) return null;
     return {
       busy: ws.busy[id] === 1,
       sinceHr: this.clock.toHr(ws.change[id]),
