@@ -121,6 +121,9 @@ export interface ModelObserver {
   gpuIdleGap(gpuSlot: number, seconds: number): void;
 }
 
+/** Slots of StateModel.jobOf's cache (a power of two). */
+const JOB_CACHE_SIZE = 64;
+
 export interface JobState {
   handle: number;
   kind: number;
@@ -130,9 +133,9 @@ export interface JobState {
    * NaN where unknown (a state-only record); finalize time = its end's timestamp minus this,
    * as the engine's CTRK_FINALIZE_NS counts it.
    */
-  finSinceNs: Float64Array;
+  finSinceNs: number[];
   /** Per partition: the worker slot that picked it up (last seen doing so), -1 if none. */
-  ranBy: Int16Array;
+  ranBy: number[];
   submittedNs: number;
   finished: boolean;
 }
@@ -225,7 +228,11 @@ export class StateModel {
   eventsDropped = 0;
   lastSeq = 0;
 
-  readonly jobs = new Map<number, JobState>();
+  private readonly jobMap = new Map<number, JobState>();
+  /** Jobs by handle. Read-only outside: jobOf's cache follows the model's own changes only. */
+  get jobs(): ReadonlyMap<number, JobState> {
+    return this.jobMap;
+  }
   /** Mismatch reasons set from outside the model (the attach merge), by MISMATCH_REASONS index. */
   private readonly externalReasons = new Uint8Array(MISMATCH_REASONS.length);
   /** Errors of the source and of collection, by reason. */
@@ -245,6 +252,16 @@ export class StateModel {
    * applyEvents/applyRecords return.
    */
   observer: ModelObserver | null = null;
+  /**
+   * When an array (the native engine sets one), the job handle of every JOB_DONE record
+   * applied and -1 - handle of every JOB_EVICTED one, in order, known jobs or not: the
+   * engine settles awaited proofs and forgets request ids from it after each batch, instead
+   * of reading every event of the batch again (~2 ns an event). Its reader empties it.
+   */
+  jobEnds: number[] | null = null;
+  /** jobOf's cache: the handle in each slot (-1: empty) and its job. */
+  private readonly jobCacheKey = new Float64Array(JOB_CACHE_SIZE).fill(-1);
+  private readonly jobCacheVal: (JobState | undefined)[] = new Array<JobState | undefined>(JOB_CACHE_SIZE).fill(undefined);
   private readonly observations = new ObservationQueue();
 
   /** Replaces the topology; workers/GPUs that persist (same id) keep their totals. */
@@ -479,7 +496,7 @@ export class StateModel {
     this.lastEventNs = t;
     switch (type) {
       case EV_PARTITION: {
-        const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
+        const job = this.jobOf(readU64(v, off + EV_OFF_JOB));
         if (!job) return;
         const p = v.getUint32(off + EV_OFF_PARTITION, true);
         if (p >= job.states.length) return;
@@ -549,7 +566,7 @@ export class StateModel {
           this.wJob[w] = readU64(v, off + EV_OFF_JOB);
           const pp = v.getUint32(off + EV_OFF_PARTITION, true);
           this.wPartition[w] = pp;
-          const picked = this.jobs.get(this.wJob[w]);
+          const picked = this.jobOf(this.wJob[w]);
           if (picked && pp < picked.ranBy.length) picked.ranBy[pp] = w;
           const kind = v.getUint8(off + EV_OFF_KIND);
           this.wKind[w] = kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX;
@@ -584,32 +601,18 @@ export class StateModel {
         this.updateStarved(g, t);
         return;
       }
-      case EV_JOB_QUEUED: {
-        const handle = readU64(v, off + EV_OFF_JOB);
-        if (this.jobs.has(handle)) return;
-        const kind = v.getUint8(off + EV_OFF_KIND);
-        const n = v.getUint32(off + EV_OFF_PARTITION, true);
-        const job: JobState = {
-          handle,
-          kind: kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX,
-          states: new Uint8Array(n), // all PART_PENDING (0)
-          finSinceNs: new Float64Array(n).fill(NaN),
-          ranBy: new Int16Array(n).fill(-1),
-          submittedNs: t,
-          finished: false,
-        };
-        this.jobs.set(handle, job);
-        this.kLive[job.kind * LIVE_PARTITION_STATES + PART_PENDING] += n;
-        this.setUnfinished(this.unfinishedJobs + 1);
+      case EV_JOB_QUEUED:
+        this.addJob(readU64(v, off + EV_OFF_JOB), v.getUint8(off + EV_OFF_KIND), v.getUint32(off + EV_OFF_PARTITION, true), t);
         return;
-      }
       case EV_JOB_STARTED: {
-        const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
+        const job = this.jobMap.get(readU64(v, off + EV_OFF_JOB));
         if (job && !resync && this.observer !== null && this.observations.push(OBS_QUEUE_WAIT, job.kind, readU64(v, off + EV_OFF_VALUE), job.handle, 0)) this.deliverObservations();
         return;
       }
       case EV_JOB_DONE: {
-        const job = this.jobs.get(readU64(v, off + EV_OFF_JOB));
+        const handle = readU64(v, off + EV_OFF_JOB);
+        if (this.jobEnds !== null) this.jobEnds.push(handle);
+        const job = this.jobMap.get(handle);
         if (!job || job.finished) return;
         job.finished = true;
         this.setUnfinished(this.unfinishedJobs - 1);
@@ -631,12 +634,14 @@ export class StateModel {
       }
       case EV_JOB_EVICTED: {
         const handle = readU64(v, off + EV_OFF_JOB);
-        const job = this.jobs.get(handle);
+        if (this.jobEnds !== null) this.jobEnds.push(-1 - handle);
+        const job = this.jobMap.get(handle);
         if (!job) return;
+        this.jobCacheKey[handle & (JOB_CACHE_SIZE - 1)] = -1;
         for (let p = 0; p < job.states.length; p++) this.moveLive(job.kind, job.states[p], PART_FAILED);
         if (this.ownedCount > 0) this.endOwnedJob(handle);
         if (!job.finished) this.setUnfinished(this.unfinishedJobs - 1);
-        this.jobs.delete(handle);
+        this.jobMap.delete(handle);
         return;
       }
       case EV_QUEUE_DEPTH: {
@@ -653,6 +658,43 @@ export class StateModel {
       default:
         return; // unknown types are skipped: a newer library may add some
     }
+  }
+
+  /**
+   * A job queued (EV_JOB_QUEUED). Its own function, kept out of applyOne: its allocations
+   * inlined there made the whole switch's code slower whenever an observer was set.
+   */
+  private addJob(handle: number, kind: number, n: number, t: number): void {
+    if (this.jobMap.has(handle)) return;
+    const job: JobState = {
+      handle,
+      kind: kind < KIND_SLOTS ? kind : OTHER_KIND_INDEX,
+      states: new Uint8Array(n), // all PART_PENDING (0)
+      // Plain arrays: a typed array past 64 bytes gets its own off-heap buffer, ~0.6 us each.
+      finSinceNs: new Array<number>(n).fill(NaN),
+      ranBy: new Array<number>(n).fill(-1),
+      submittedNs: t,
+      finished: false,
+    };
+    this.jobMap.set(handle, job);
+    this.kLive[job.kind * LIVE_PARTITION_STATES + PART_PENDING] += n;
+    this.setUnfinished(this.unfinishedJobs + 1);
+  }
+
+  /**
+   * model.jobs.get(handle) through a direct-mapped cache (JOB_CACHE_SIZE slots by handle):
+   * most events name a job, the jobs in flight are a few consecutive handles, and a Map
+   * lookup costs several times a typed-array load. A slot is cleared when its job leaves.
+   */
+  private jobOf(handle: number): JobState | undefined {
+    const c = handle & (JOB_CACHE_SIZE - 1);
+    if (this.jobCacheKey[c] === handle) return this.jobCacheVal[c];
+    const job = this.jobMap.get(handle);
+    if (job !== undefined) {
+      this.jobCacheKey[c] = handle;
+      this.jobCacheVal[c] = job;
+    }
+    return job;
   }
 
   /** Moves one partition of `kind` between states, keeping live counts and the GPU queue. */

@@ -25,7 +25,7 @@
  * gap, awaits, close); every part shares the handle and the ingest state described above.
  */
 import { CTR, CuzkLib, ERR_BUF_SIZE, NativeError, RawProofResult, STATUS, check, errText, loadLibrary } from './abi';
-import { EVENT_SIZE, EV_JOB_DONE, EV_JOB_EVICTED, EV_OFF_JOB, EV_OFF_TYPE, readU64 } from '../../model/event-layout';
+import { EVENT_SIZE } from '../../model/event-layout';
 import { KIND_LABELS, OUTCOMES, PROOF_KINDS, ProofKind, kindIndex } from '../../model/kinds';
 import { snapshotToEvents, viewFromStatus } from '../snapshot-sync';
 import { CounterTotals, StateModel, Topology } from '../../model/state-model';
@@ -150,6 +150,8 @@ export class NativeEngine implements MetricsSource {
    * locked walk of its job list per lookup, tens of µs with a thousand jobs retained.
    */
   private readonly jobIds = new Map<number, string>();
+  /** The model's jobEnds (afterBatch). */
+  private readonly jobEnds: number[] = [];
   /** Native calls in flight on koffi's worker threads; close() waits for them. */
   private asyncCalls = 0;
   private asyncDrained: (() => void) | null = null;
@@ -190,6 +192,7 @@ export class NativeEngine implements MetricsSource {
     this.counterBuf = new BigUint64Array(words);
     this.counterWords = new Uint32Array(this.counterBuf.buffer);
     this.model.setTopology(topology, this.now());
+    this.model.jobEnds = this.jobEnds;
     this.model.synthMax = status.synthesis?.max_concurrent ?? 0;
     this.model.memoryBudgetBytes = status.memory?.total_bytes ?? 0;
     // Whatever happened before we attached (nothing, for a fresh engine) comes from the
@@ -437,7 +440,7 @@ export class NativeEngine implements MetricsSource {
         this.stats.batches++;
         this.model.applyEvents(view, n);
         this.onEvents?.(view, n);
-        if (this.pending.size > 0 || this.jobIds.size > 0) this.afterBatch(view, n);
+        if (this.jobEnds.length > 0) this.afterBatch();
       }
       if (dropped > 0) {
         this.stats.dropped += dropped;
@@ -488,17 +491,23 @@ export class NativeEngine implements MetricsSource {
     this.model.applyRecords(records, false);
     if (typeof status.last_seq === 'number') this.model.lastSeq = Math.max(this.model.lastSeq, status.last_seq);
     this.model.adoptTotals(totals);
+    // What the snapshot's records ended is settled by resync() itself (every await, every id).
+    this.jobEnds.length = 0;
   }
 
-  /** Settles awaited jobs that finished in a batch and forgets the ids of evicted ones, in event order. */
-  private afterBatch(v: DataView, n: number): void {
-    for (let i = 0; i < n; i++) {
-      const off = i * EVENT_SIZE;
-      const type = v.getUint16(off + EV_OFF_TYPE, true);
-      if (type === EV_JOB_DONE) {
-        if (this.pending.size > 0) this.settle(readU64(v, off + EV_OFF_JOB));
-      } else if (type === EV_JOB_EVICTED) this.jobIds.delete(readU64(v, off + EV_OFF_JOB));
+  /**
+   * Settles awaited jobs that finished in a batch and forgets the ids of evicted ones, in
+   * event order (the model's jobEnds: what it read of JOB_DONE and JOB_EVICTED records).
+   */
+  private afterBatch(): void {
+    const ends = this.jobEnds;
+    for (let i = 0; i < ends.length; i++) {
+      const e = ends[i];
+      if (e >= 0) {
+        if (this.pending.size > 0) this.settle(e);
+      } else this.jobIds.delete(-1 - e);
     }
+    ends.length = 0;
   }
 
   private settle(job: number): void {
