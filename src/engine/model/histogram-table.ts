@@ -84,8 +84,10 @@ export class HistogramTable {
   exTimeMs: Float64Array;
   exPartition: Int32Array;
   exId: (string | undefined)[];
-  /** Per exemplar slot, the batch that last set it (ModelHistograms.exemplarsOf); 0 = none. */
+  /** Per exemplar slot, the batch that last observed it (ModelHistograms.observeQueued); 0 = none. */
   exMark: Uint32Array;
+  /** Per exemplar slot, its latest observation's index in the batch that exMark names. */
+  exLast: Int32Array;
   private capacity: number;
   /** bucketStarts(bounds), or null. */
   private readonly starts: Uint8Array | null;
@@ -115,6 +117,7 @@ export class HistogramTable {
     this.exPartition = new Int32Array(ex).fill(-1);
     this.exId = new Array<string | undefined>(ex).fill(undefined);
     this.exMark = new Uint32Array(ex);
+    this.exLast = new Int32Array(ex);
   }
 
   /** Series that exist (observed at least once, NaN included). */
@@ -191,6 +194,9 @@ export class HistogramTable {
       const m = new Uint32Array(cap * w);
       m.set(this.exMark);
       this.exMark = m;
+      const l = new Int32Array(cap * w);
+      l.set(this.exLast);
+      this.exLast = l;
     }
     this.capacity = cap;
   }

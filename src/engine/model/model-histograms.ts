@@ -101,7 +101,9 @@ export class ModelHistograms implements ModelObserver {
   private readonly tables: readonly HistogramTable[];
   /** Per queued observation, its exemplar slot (series * width + bucket), -1 for none (observeQueued). */
   private readonly exAt = new Int32Array(OBS_CAPACITY);
-  /** The current batch's mark in HistogramTable.exMark (exemplarsOf). */
+  /** Per bucket observed in the batch, its first observation's index (observeQueued). */
+  private readonly exFirsts = new Int32Array(OBS_CAPACITY);
+  /** The current batch's mark in HistogramTable.exMark (observeQueued). */
   private exMark = 0;
 
   constructor(private readonly model: StateModel) {
@@ -166,12 +168,14 @@ export class ModelHistograms implements ModelObserver {
     const { op, slot, ns, job, aux } = q;
     const tables = this.tables;
     // With the default clock (one reading per synchronous run), exemplars are set after the
-    // counts, from the batch's last observation of each bucket backwards (exemplarsOf): a
-    // bucket observed many times in a batch looks up one job id instead of one per
-    // observation. A clock given to enableExemplars is read per exemplar, in order, as before.
+    // counts (exemplarsOf): this loop notes, per bucket, its first and latest observation in
+    // the batch, so a bucket observed many times in a batch looks up one job id instead of
+    // one per observation. A clock given to enableExemplars is read per exemplar, in order.
     const deferred = this.clockPerRun && this.resolveId !== null;
     const exAt = this.exAt;
-    let anyEx = false;
+    const firsts = this.exFirsts;
+    let nFirst = 0;
+    const mark = deferred ? this.nextMark() : 0;
     for (let i = 0; i < n; i++) {
       exAt[i] = -1;
       const o = op[i];
@@ -192,7 +196,11 @@ export class ModelHistograms implements ModelObserver {
       const e = s * t.width + b;
       if (deferred) {
         exAt[i] = e;
-        anyEx = true;
+        if (t.exMark[e] !== mark) {
+          t.exMark[e] = mark;
+          firsts[nFirst++] = i;
+        }
+        t.exLast[e] = i;
         continue;
       }
       const j = job[i];
@@ -206,36 +214,49 @@ export class ModelHistograms implements ModelObserver {
       t.exId[e] = id;
       t.exPartition[e] = p >= 0 ? p : -1;
     }
-    if (anyEx) this.exemplarsOf(q);
+    if (nFirst > 0) this.exemplarsOf(q, nFirst);
+  }
+
+  /** The next batch's mark in HistogramTable.exMark (observeQueued). */
+  private nextMark(): number {
+    let mark = ++this.exMark;
+    if (mark === 0xffffffff) {
+      // Marks wrap after 4e9 batches: start again from a clean slate.
+      for (const t of this.tables) t.exMark.fill(0);
+      mark = this.exMark = 1;
+    }
+    return mark;
   }
 
   /**
    * The exemplars of a delivered batch (observeQueued, default clock): each bucket's exemplar
    * is its latest observation in the batch whose job id the source knows — what setting them
-   * in order leaves — found from the end, so the earlier observations of a bucket already set
-   * in this batch are skipped without a lookup. All get the run's one clock reading.
+   * in order leaves. Per bucket observed (its first observation in exFirsts[0..nFirst)), its
+   * latest (exLast) is tried first, and only when the source no longer knows that job the
+   * bucket's earlier observations, latest first. All get the run's one clock reading.
    */
-  private exemplarsOf(q: ObservationQueue): void {
+  private exemplarsOf(q: ObservationQueue, nFirst: number): void {
     const { op, ns, job, aux } = q;
     const tables = this.tables;
     const exAt = this.exAt;
-    let mark = ++this.exMark;
-    if (mark === 0xffffffff) {
-      // Marks wrap after 4e9 batches: start again from a clean slate.
-      for (const t of tables) t.exMark.fill(0);
-      mark = this.exMark = 1;
-    }
-    for (let i = q.n - 1; i >= 0; i--) {
-      const e = exAt[i];
-      if (e < 0) continue;
-      const o = op[i];
+    const firsts = this.exFirsts;
+    for (let k = 0; k < nFirst; k++) {
+      const first = firsts[k];
+      const o = op[first];
       const t = tables[o];
-      if (t.exMark[e] === mark) continue;
-      const j = job[i];
-      const c = j & (ID_L1_SIZE - 1);
-      const id = this.l1Job[c] === j ? this.l1Id[c] : this.lookupId(j);
+      const e = exAt[first];
+      let i = t.exLast[e];
+      let id: string | undefined;
+      for (;;) {
+        const j = job[i];
+        const c = j & (ID_L1_SIZE - 1);
+        id = this.l1Job[c] === j ? this.l1Id[c] : this.lookupId(j);
+        if (id !== undefined || i === first) break;
+        // That job is unknown: the bucket's previous observation in this batch.
+        do i--;
+        while (!(exAt[i] === e && op[i] === o));
+      }
       if (id === undefined) continue;
-      t.exMark[e] = mark;
       const p = o === OBS_PARTITION_GPU || o === OBS_PARTITION_SYNTHESIS ? aux[i] : -1;
       t.exValue[e] = ns[i] / NS_PER_S;
       t.exTimeMs[e] = this.clockPerRun && this.runClockValid ? this.runClockMs : this.exemplarTimeMs();
