@@ -6,6 +6,9 @@
  *  - a group larger than the drain buffer (cuzk_events_drain's CUZK_ERANGE, provoked by
  *    clamping the buffer the binding passes) is taken whole;
  *  - a sequence gap (tiny ring) is counted and re-synced, and awaited proofs still settle;
+ *  - awaits settle and request ids are forgotten from the model's jobEnds: every JOB_DONE /
+ *    JOB_EVICTED of a batch (several in one), of jobs the model knows or not; the list is
+ *    emptied after each batch and after a re-sync;
  *  - the per-kind, per-GPU and per-worker blocks of cuzk_counters_read land where the
  *    header's layout puts them (2 GPUs x 3 workers, so the blocks have different lengths);
  *  - failures of cuzk_events_wait / cuzk_events_drain / cuzk_engine_close (injected at the
@@ -15,7 +18,7 @@
  * Every engine is closed in `finally`, every patched binding restored there.
  */
 import { CTR, ERR_BUF_SIZE, NativeError, STATUS, loadLibrary } from '../../src/engine/sources/native/abi';
-import { EVENT_SIZE, EVF_GROUP_END, EV_JOB_DONE, EV_JOB_STARTED, EV_OFF_FLAGS, EV_OFF_JOB, EV_OFF_SEQ, EV_OFF_TYPE, EV_OFF_VALUE, readU64 } from '../../src/engine/model/event-layout';
+import { EVENT_SIZE, EVF_GROUP_END, EV_JOB_DONE, EV_JOB_QUEUED, EV_JOB_STARTED, EV_OFF_FLAGS, EV_OFF_JOB, EV_OFF_SEQ, EV_OFF_TYPE, EV_OFF_VALUE, readU64 } from '../../src/engine/model/event-layout';
 import type { CounterTotals } from '../../src/engine/model/state-model';
 import { DEFAULT_BACKGROUND_LINGER_MS, DEFAULT_INGEST_LINGER_MS, EngineConfig, NativeEngine, ProofResult } from '../../src/engine/sources/native/native-engine';
 import { Any, patch, until, withEngine } from './native-harness';
@@ -138,6 +141,93 @@ describe('event batches', () => {
       expect(e.requestId(job)).toBe(String(job));
       expect(e.jobId(job)).toBeUndefined();
     }, { lingerMs: 0 });
+  });
+
+  test('proofs awaited together whose JOB_DONEs come in one batch all settle, each with its own result', async () => {
+    // Drains held off (cuzk_events_drain answers "nothing") until all three proofs ended,
+    // so their JOB_DONEs reach the model in one batch: afterBatch settles every one of them
+    // from the model's jobEnds, not only the first.
+    const lib = loadLibrary();
+    const real = lib.eventsDrain as unknown as Any;
+    let hold = true;
+    const restore = patch('eventsDrain', (h: unknown, buf: Buffer, cap: number, nOut: Uint32Array, dropped: BigUint64Array, ...rest: unknown[]) => {
+      if (!hold) return real(h, buf, cap, nOut, dropped, ...rest);
+      nOut[0] = 0;
+      dropped[0] = 0n;
+      return STATUS.OK;
+    });
+    // ~100 ms each at scale 1: none has ended when its await is armed (submit and await run
+    // back to back below), so each await waits on a drain.
+    const t = { synth_ms: 50, gpu_ms: 50, finalize_ms: 0, jitter: 0 };
+    try {
+      await withEngine({ backend: 'sim', gpus: 2, sim: { 'winning-post': t, 'window-post': t, 'snap-update': t }, finished_retention_ms: 60_000 }, async (e) => {
+        const batches: number[][] = [];
+        e.onEvents = (v, n) => {
+          const done: number[] = [];
+          for (let i = 0; i < n; i++) if (v.getUint16(i * EVENT_SIZE + EV_OFF_TYPE, true) === EV_JOB_DONE) done.push(readU64(v, i * EVENT_SIZE + EV_OFF_JOB));
+          batches.push(done);
+        };
+        const asked = [
+          { kind: 'winning-post', id: 'one', partitions: 1 },
+          { kind: 'window-post', id: 'two', partitions: 1 },
+          { kind: 'snap-update', id: 'three', partitions: 2 },
+        ] as const;
+        const settled: ProofResult[] = [];
+        const jobs = asked.map((a) => e.submit(a.kind, { requestId: a.id, partitions: a.partitions }));
+        const waits = jobs.map((j) => e.awaitProof(j).then((r) => (settled.push(r), r)));
+        await until(() => {
+          const w = e.readCounters().words;
+          return [1, 2, 3].every((k) => w[CTR.HDR_WORDS + k * CTR.KIND_WORDS + CTR.K_PROOFS_COMPLETED] === 1);
+        }, 'all three proofs completed in the engine');
+        // Ended in the engine, nothing drained: no await settled yet.
+        expect([settled.length, batches.length]).toEqual([0, 0]);
+        hold = false;
+        const rs = await Promise.all(waits.map((w) => settleWithin(w)));
+        expect(batches.filter((b) => b.length > 0)).toEqual([expect.arrayContaining(jobs)]);
+        expect(rs.map((r) => [r.job, r.jobId, r.kind, r.outcome, r.partitions])).toEqual(asked.map((a, i) => [jobs[i], a.id, a.kind, 'completed', a.partitions]));
+        // The model's list is emptied after each batch (it would grow by every job otherwise).
+        expect(e.model.jobEnds).toEqual([]);
+      });
+    } finally {
+      restore();
+    }
+  });
+
+  test('a job the model never saw queued still settles its await and has its id forgotten at JOB_EVICTED', async () => {
+    // Its JOB_QUEUED record is given a type the model skips, so the model holds no job under
+    // the handle: the awaits and ids are the engine's, settled from every JOB_DONE/JOB_EVICTED.
+    const lib = loadLibrary();
+    const real = lib.eventsDrain as unknown as Any;
+    let hidden = -1;
+    const restore = patch('eventsDrain', (h: unknown, buf: Buffer, cap: number, nOut: Uint32Array, ...rest: unknown[]) => {
+      const rc = real(h, buf, cap, nOut, ...rest);
+      if (rc === STATUS.OK) {
+        for (let i = 0; i < nOut[0]; i++) {
+          const off = i * EVENT_SIZE;
+          if (buf.readUInt16LE(off + EV_OFF_TYPE) === EV_JOB_QUEUED && readU64(new DataView(buf.buffer, buf.byteOffset), off + EV_OFF_JOB) === hidden) buf.writeUInt16LE(999, off + EV_OFF_TYPE);
+        }
+      }
+      return rc;
+    });
+    const t = { synth_ms: 20, gpu_ms: 20, finalize_ms: 0, jitter: 0 };
+    try {
+      // Retention long enough for the result to be fetched before the eviction (as in
+      // "an evicted job's id is forgotten").
+      await withEngine({ backend: 'sim', sim: { 'winning-post': t }, finished_retention_ms: 1000 }, async (e) => {
+        const job = e.submit('winning-post', { requestId: 'unseen' });
+        hidden = job;
+        const r = await settleWithin(e.awaitProof(job));
+        expect([r.job, r.jobId, r.outcome]).toEqual([job, 'unseen', 'completed']);
+        expect(e.model.jobs.has(job)).toBe(false);
+        expect(e.model.kProofsCompleted[3]).toBe(0); // the model ignored its JOB_DONE
+        await until(() => !(e.statusBody() as { pipelines: { job_handle: number }[] }).pipelines.some((p) => p.job_handle === job), 'job evicted');
+        e.refresh();
+        expect(e.requestId(job)).toBe(String(job));
+        expect(e.model.jobEnds).toEqual([]);
+      }, { lingerMs: 1 });
+    } finally {
+      restore();
+    }
   });
 });
 
@@ -428,6 +518,9 @@ describe('snapshots and awaits at the edges', () => {
       expect(e.stats.resyncs).toBeGreaterThanOrEqual(1);
       expect(e.model.jobs.size).toBe(0);
       expect(e.requestId(job)).toBe(String(job));
+      // The re-sync's own JOB_EVICTED records (the job the gap hid) are not left in the
+      // model's jobEnds: resync() settled them itself.
+      expect(e.model.jobEnds).toEqual([]);
     }, { backgroundLingerMs: 60_000 });
   });
 
