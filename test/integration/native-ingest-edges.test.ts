@@ -211,9 +211,9 @@ describe('event batches', () => {
     });
     const t = { synth_ms: 20, gpu_ms: 20, finalize_ms: 0, jitter: 0 };
     try {
-      // Retention long enough for the result to be fetched before the eviction (as in
-      // "an evicted job's id is forgotten").
-      await withEngine({ backend: 'sim', sim: { 'winning-post': t }, finished_retention_ms: 1000 }, async (e) => {
+      // Retention long enough for the result to be fetched before the eviction even on a
+      // stalled box (the eviction is then waited for as a condition).
+      await withEngine({ backend: 'sim', sim: { 'winning-post': t }, finished_retention_ms: 3000 }, async (e) => {
         const job = e.submit('winning-post', { requestId: 'unseen' });
         hidden = job;
         const r = await settleWithin(e.awaitProof(job));
