@@ -8,24 +8,23 @@
  *    batches of 4096 into the preallocated buffer, DataView decode, StateModel apply;
  *    alternately without and with the exporter attached (its histograms, typed arrays in
  *    the model since issue 21, record when partitions and proofs finish, with job-id
- *    exemplars); a full GC runs before every timed region in both arms;
+ *    exemplars), each in a process of its own after five untimed fills there, the median of
+ *    three timed fills (bench/lib/ingest-arm.ts); a full GC runs before every timed region in both arms;
  *  - replay: the same native records (captured on the way in) applied to fresh models,
  *    without FFI: model only, and model + the exporter's histograms;
  *  - native emit cost: `make -C native bench` (owned by native/), parsed.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import * as v8 from 'node:v8';
-import * as vm from 'node:vm';
-import { CTR } from '../src/engine/sources/native/abi';
 import { EVENT_SIZE } from '../src/engine/model/event-layout';
-import { BATCH_EVENTS, NativeEngine } from '../src/engine/sources/native/native-engine';
+import { BATCH_EVENTS } from '../src/engine/sources/native/native-engine';
 import { StateModel } from '../src/engine/model/state-model';
 import { Telemetry } from '../src/exporter/telemetry';
 import { findPackageRoot } from '../src/util/package-root';
 import { silentLogger } from '../src/util/logger';
-import { openEngine } from './lib/engine';
-import { Figure, blockFor, figure, median, nowMs } from './lib/stats';
+import { libraryPathInUse } from './lib/engine';
+import { TIMED_FILLS, TimedRefresh, WARM_FILLS, fill, fullGc } from './lib/ingest-fill';
+import { Figure, figure, median } from './lib/stats';
 
 export interface IngestOptions {
   runs?: number;
@@ -62,56 +61,23 @@ export interface IngestResult {
   /** Replay with the model's typed-array histograms recording but no exemplars (no Telemetry): what the exemplars cost, by difference. Absent before 2026-12-03. */
   replayHistogramsNoExemplars?: Figure;
   nativeEmit: NativeEmit;
+  /** End-to-end arms in processes of their own: untimed fills, then the median of this many timed (absent before 2026-12-04: one process, one fill per run). */
+  timedFillsPerRun?: number;
+  warmFillsPerRun?: number;
 }
 
-const KINDS = ['porep-c2', 'snap-update', 'window-post', 'winning-post'] as const;
-
-/**
- * A full garbage collection, run before every timed region in both arms: what setting up
- * an arm allocated (the exporter's OpenTelemetry objects, a fill's job records) is then
- * not collected inside the measurement of whichever arm comes next.
- */
-const fullGc: () => void = (() => {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as (() => void) | undefined;
-  return typeof gc === 'function' ? gc : () => {};
-})();
-
-function sumKinds(words: Float64Array, field: number): number {
-  let s = 0;
-  for (let k = 0; k < words[CTR.KINDS]; k++) s += words[CTR.HDR_WORDS + k * CTR.KIND_WORDS + field];
-  return s;
-}
-
-/** Fills one engine's ring and returns it (JS thread held off, native threads run). */
-function fill(jobs: number, withTelemetry: boolean, capture?: Buffer[]): { engine: NativeEngine; telemetry: Telemetry | null; events: number; fillMs: number } {
-  const engine = openEngine({
-    backend: 'sim',
-    gpus: 2,
-    workers_per_gpu: 2,
-    synthesis_concurrency: 8,
-    time_scale: 1e-6,
-    event_ring_capacity: 1 << 20,
-    queue_limit: 1_000_000,
+/** One end-to-end arm in a process of its own (bench/lib/ingest-arm.ts says why). */
+function armProcess(arm: 'model' | 'exporter', jobs: number): Promise<TimedRefresh> {
+  const script = path.join(__dirname, 'lib', 'ingest-arm.js');
+  const child = spawn(process.execPath, [script, arm, String(jobs), libraryPathInUse() ?? ''], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as TimedRefresh) : reject(new Error(`ingest arm ${arm} exited ${code}: ${err.trim()}`))));
   });
-  const telemetry = withTelemetry ? new Telemetry(engine, { version: 'bench', logger: silentLogger }) : null;
-  if (capture) {
-    const apply = engine.model.applyEvents.bind(engine.model);
-    engine.model.applyEvents = (view: DataView, n: number, off = 0) => {
-      capture.push(Buffer.from(new Uint8Array(view.buffer, view.byteOffset + off, n * EVENT_SIZE)));
-      return apply(view, n, off);
-    };
-  }
-  const t0 = nowMs();
-  for (let i = 0; i < jobs; i++) engine.submit(KINDS[i % KINDS.length]);
-  for (;;) {
-    const { words } = engine.readCounters();
-    if (sumKinds(words, CTR.K_PROOFS_COMPLETED) + sumKinds(words, CTR.K_PROOFS_FAILED) >= jobs) {
-      if (words[CTR.EVENTS_OVERWRITTEN] > 0) throw new Error('ingest bench: the ring overflowed; raise event_ring_capacity');
-      return { engine, telemetry, events: words[CTR.LAST_SEQ] - engine.model.lastSeq, fillMs: nowMs() - t0 };
-    }
-    blockFor(2);
-  }
 }
 
 /** 'model': no observer; 'histograms': the model's histograms record, no exemplars; 'exporter': Telemetry attached (histograms and exemplars). */
@@ -213,28 +179,9 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
   const modelOnly: number[] = [];
   const withHist: number[] = [];
   const histNoEx: number[] = [];
-  const timedRefresh = async (withTelemetry: boolean): Promise<{ rate: number; n: number; ns: number; batches: number; fillMs: number }> => {
-    const f = fill(jobs, withTelemetry);
-    const b0 = f.engine.stats.batches;
-    const ev0 = f.engine.model.eventsTotal;
-    fullGc();
-    const t0 = process.hrtime.bigint();
-    f.engine.refresh();
-    const ns = Number(process.hrtime.bigint() - t0);
-    const n = f.engine.model.eventsTotal - ev0;
-    if (f.engine.stats.dropped > 0) throw new Error('ingest bench: events were dropped');
-    const nb = f.engine.stats.batches - b0;
-    await f.telemetry?.shutdown();
-    await f.engine.close();
-    return { rate: (n / ns) * 1e9, n, ns, batches: nb, fillMs: f.fillMs };
-  };
-  // One untimed fill per arm first: the refresh path compiled for both arms before any is
-  // timed (a first refresh ran at a fifth of the speed of the rest), as the replays above.
-  await timedRefresh(false);
-  await timedRefresh(true);
   for (let r = 0; r < runs; r++) {
-    const a = await timedRefresh(false);
-    const b = await timedRefresh(true);
+    const a = await armProcess('model', jobs);
+    const b = await armProcess('exporter', jobs);
     e2eModel.push(a.rate);
     e2e.push(b.rate);
     e2eNs.push(a.ns / a.n);
@@ -256,7 +203,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
   return {
     method:
       `Sim-backend engine (2 GPUs x 2 workers, time_scale 1e-6), ${jobs} mixed-kind proofs per fill; the JS thread is held off with Atomics.wait while the ring fills, ` +
-      `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its typed-array histograms and exemplars record when partitions/proofs finish), alternating, after a full GC in both arms, after one untimed fill per arm (JIT warm-up). ` +
+      `then one NativeEngine.refresh() is timed (FFI drain in batches of ${BATCH_EVENTS} + DataView decode + StateModel apply), without and with the exporter attached (its typed-array histograms and exemplars record when partitions/proofs finish), alternating, each arm's run in a child process of its own (the median of 3 timed fills after 5 untimed ones: JIT warm-up for that configuration only), after a full GC in both arms. ` +
       'Replay: the captured native records applied to fresh StateModels without FFI: alone, with the model\'s histograms recording (no exemplars), with the exporter attached. Native emit: `make -C native bench` (best of 3 rounds x 20 M event_emit calls per run).',
     runs,
     eventsPerFill: figure('events', events, 6),
@@ -268,5 +215,7 @@ export async function benchIngest(opts: IngestOptions = {}): Promise<IngestResul
     replayWithHistograms: figure('events/s', withHist, 3),
     replayHistogramsNoExemplars: figure('events/s', histNoEx, 3),
     nativeEmit: emit,
+    timedFillsPerRun: TIMED_FILLS,
+    warmFillsPerRun: WARM_FILLS,
   };
 }

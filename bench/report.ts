@@ -312,7 +312,8 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
 
   const i = r.ingest;
   if (i) {
-    const runs = `${i.runs} fills × ${Math.round(i.eventsPerFill.median / 1000)} k events`;
+    const k = Math.round(i.eventsPerFill.median / 1000);
+    const runs = i.timedFillsPerRun ? `${i.runs} processes × median of ${i.timedFillsPerRun} fills × ${k} k events` : `${i.runs} fills × ${k} k events`;
     row('1 Ingest', 'native ring → state model: `refresh()` (FFI drain, batches of 4096, decode, apply)', `${M(i.endToEnd.median)} events/s (${f(i.endToEndNsPerEvent.median)} ns/event)`, runs, '≥ 5 M events/s', 'ingest.model');
     const ex = aims.get('ingest.exporter');
     row(

@@ -14,3 +14,8 @@ export function setLibraryPath(p: string | undefined): void {
 export function openEngine(config: EngineConfig, ingest?: IngestOptions): NativeEngine {
   return NativeEngine.open(config, libraryPath, ingest);
 }
+
+/** The library set with setLibraryPath (undefined: the reference engine), for child processes. */
+export function libraryPathInUse(): string | undefined {
+  return libraryPath;
+}
