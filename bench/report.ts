@@ -373,7 +373,7 @@ export function renderSummary(r: Results, resultsLink = `bench/results/${r.name}
       const b = s.boxes[name];
       const box = `${name} box (${b.gpus} GPU${b.gpus > 1 ? 's' : ''} × ${b.workersPerGpu} workers, 4 kinds; ${b.series} series, ${kib(b.bodyBytes.ours)}${b.sameSeries ? ', same series as prom-client' : ', SERIES DIFFER'})`;
       const runsIn = `${s.runs} runs × ${s.iterations} scrapes`;
-      const runsHttp = `${s.runs} runs × ${s.requests} requests`;
+      const runsHttp = `${s.runs} runs × ${s.requests} requests${s.httpWarmup ? ` (after ${s.httpWarmup} untimed)` : ''}`;
       row(
         '3 Scrape',
         `${box}: in-process p50 / p99`,

@@ -129,7 +129,7 @@ export async function runBenchmarks(opts: RunOptions, log: Logger): Promise<{ re
     benchOverhead(quick ? { pairs: 1, cpuWindowMs: 1000, simWindowMs: 1000, warmupMs: 300, log: progress } : { pairs: 5, cpuWindowMs: 4000, simWindowMs: 3000, warmupMs: 1000, log: progress }),
   );
   results.scrape = await step('scrape', () =>
-    benchScrape(quick ? { runs: 1, iterations: 30, requests: 30, concurrency: 4, log: progress } : { runs: 5, iterations: 200, requests: 200, concurrency: 4, log: progress }),
+    benchScrape(quick ? { runs: 1, iterations: 30, requests: 30, httpWarmup: 30, concurrency: 4, log: progress } : { runs: 5, iterations: 200, requests: 1000, httpWarmup: 1000, concurrency: 4, log: progress }),
   );
   results.exposition = await step('exposition', () =>
     benchExposition(quick ? { runs: 1, iterations: 20, gzipIterations: 5, cpuIterations: 20, log: progress } : { runs: 5, iterations: 100, gzipIterations: 30, cpuIterations: 100, log: progress }),

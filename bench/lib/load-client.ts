@@ -3,9 +3,13 @@
  * event loop): `concurrency` scrapers, each a keep-alive connection (as Prometheus keeps
  * one), issuing GETs back to back until `requests` responses have been read in full.
  * Latency is request start -> last body byte, in ms. Driven over IPC by LoadClient.
+ * The scrapers run on raw sockets (bench/lib/raw-http-client.ts: next to no garbage, so
+ * the client's own GC pauses stay out of the latencies); `client: 'http'` runs them on
+ * Node's http client instead (the instrument before 2026-12-04, kept to compare the two).
  */
 import { ChildProcess, fork } from 'node:child_process';
 import * as http from 'node:http';
+import { runRawJob } from './raw-http-client';
 
 /**
  * What Prometheus sends with every scrape (its default Accept, as bench/fleet.ts, and gzip):
@@ -25,6 +29,8 @@ export interface LoadJob {
   warmup: number;
   /** Each scraper waits this long after a response before its next request (default 0: back to back). */
   intervalMs?: number;
+  /** The scrapers' HTTP client: raw sockets (default) or Node's http.Agent. */
+  client?: 'raw' | 'http';
 }
 
 export interface LoadResult {
@@ -112,7 +118,7 @@ export class LoadClient {
 
 if (require.main === module && process.argv.includes('--child')) {
   process.on('message', (job: LoadJob) => {
-    runJob(job).then(
+    (job.client === 'http' ? runJob(job) : runRawJob(job)).then(
       (r) => process.send?.(r),
       (e: Error) => process.send?.({ error: e.message }),
     );

@@ -7,7 +7,10 @@
  * the order reversed every round so drift and a neighbour's load hit every arm alike.
  *
  *   node dist/bench/lib/scrape-ab.js --arm base=/path/to/old/dist --arm new=dist [--arm-node-args new='--flag ...']
- *        [--rounds 20] [--requests 200] [--concurrency 4] [--gpus 64] [--workers 2]
+ *        [--arm-client base=http] [--rounds 20] [--requests 200] [--concurrency 4] [--gpus 64] [--workers 2]
+ *
+ * `--arm-client NAME=http` scrapes that arm with Node's http client instead of the raw one
+ * (bench/lib/raw-http-client.ts): two arms of the same dist then compare the instruments.
  *
  * Per arm: the median over rounds of p50, p99 and server CPU per request (warm-up included,
  * as the benchmark counts it), and per later arm the median of its per-round ratios to the
@@ -27,6 +30,7 @@ interface Arm {
   p50: number[];
   p99: number[];
   cpu: number[];
+  client: 'raw' | 'http';
 }
 
 function args(name: string): string[] {
@@ -42,9 +46,13 @@ async function startArm(name: string, dist: string, gpus: number, workers: numbe
   const url = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`arm ${name} exited (${code})`)));
     child.once('message', (m: { url?: string; error?: string }) => (m.url ? resolve(m.url) : reject(new Error(`arm ${name}: ${m.error}`))));
+  }).catch((e: Error) => {
+    // An arm that could not start must not keep this process alive.
+    if (child.connected) child.disconnect();
+    throw e;
   });
   child.removeAllListeners('exit');
-  return { name, child, url, p50: [], p99: [], cpu: [] };
+  return { name, child, url, p50: [], p99: [], cpu: [], client: 'raw' };
 }
 
 function cpuMs(a: Arm): Promise<number> {
@@ -75,12 +83,17 @@ async function main(): Promise<void> {
         return [s.slice(0, i), s.slice(i + 1).split(' ').filter((x) => x !== '')] as const;
       }),
     );
-    for (const s of specs) arms.push(await startArm(s.name, s.dist, gpus, workers, nodeArgs.get(s.name) ?? []));
+    const clients = new Set(args('arm-client').filter((s) => s.endsWith('=http')).map((s) => s.slice(0, -'=http'.length)));
+    for (const s of specs) {
+      const a = await startArm(s.name, s.dist, gpus, workers, nodeArgs.get(s.name) ?? []);
+      if (clients.has(s.name)) a.client = 'http';
+      arms.push(a);
+    }
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? arms : [...arms].reverse();
       for (const a of order) {
         const c0 = await cpuMs(a);
-        const res = await client.run({ url: a.url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency, warmup: 10 });
+        const res = await client.run({ url: a.url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency, warmup: 10, client: a.client });
         const c1 = await cpuMs(a);
         if (res.status.some((x) => x !== 200)) throw new Error(`arm ${a.name} answered ${res.status}`);
         a.p50.push(quantile(res.latenciesMs, 0.5));
@@ -97,7 +110,7 @@ async function main(): Promise<void> {
   const base = arms[0];
   for (const a of arms) {
     const ratios = a === base ? '' : `; ratio to ${base.name} (median of per-round ratios): p50 ${f(median(a.p50.map((x, i) => x / base.p50[i])))} p99 ${f(median(a.p99.map((x, i) => x / base.p99[i])))} cpu ${f(median(a.cpu.map((x, i) => x / base.cpu[i])))}`;
-    console.log(`${a.name.padEnd(10)} p50 ${f(median(a.p50))} ms, p99 ${f(median(a.p99))} ms (rounds: min ${f(Math.min(...a.p99))} max ${f(Math.max(...a.p99))}), cpu ${f(median(a.cpu))} ms/request${ratios}`);
+    console.log(`${`${a.name} (${a.client})`.padEnd(16)} p50 ${f(median(a.p50))} ms, p99 ${f(median(a.p99))} ms (rounds: min ${f(Math.min(...a.p99))} max ${f(Math.max(...a.p99))}), cpu ${f(median(a.cpu))} ms/request${ratios}`);
   }
   console.log(`p99 per round: ${arms.map((a) => `${a.name} [${a.p99.map((x) => x.toFixed(1)).join(' ')}]`).join('  ')}`);
   console.log(`CPU ms/request per round: ${arms.map((a) => `${a.name} [${a.cpu.map((x) => x.toFixed(2)).join(' ')}]`).join('  ')}`);

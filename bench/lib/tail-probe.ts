@@ -4,7 +4,10 @@
  * the load client's young generation, load-client.ts CLIENT_SEMI_SPACE_MB, to match it):
  *
  *   node --min-semi-space-size=32 --max-semi-space-size=32 dist/bench/lib/tail-probe.js [--gpus 64] [--workers 2] [--concurrency 4] [--requests 2000]
- *                                     [--node-args "--max-semi-space-size=..."] [--out FILE]
+ *                                     [--node-args "--max-semi-space-size=..."] [--client raw|http] [--show 12] [--out FILE]
+ *
+ * `--client raw` scrapes with the load client's raw sockets (bench/lib/raw-http-client.ts, the
+ * benchmark's instrument since 2026-12-04); `http` (default) with Node's http client.
  *
  * Starts our server (startServer over the same synthetic box as bench/lib/scrape-server.ts)
  * in a child process that records, on one clock (CLOCK_MONOTONIC, shared by processes):
@@ -26,6 +29,7 @@ import { CollectionBodies } from '../../src/exporter/shared-collection';
 import { Telemetry } from '../../src/exporter/telemetry';
 import { silentLogger } from '../../src/util/logger';
 import { PROMETHEUS_HEADERS } from './load-client';
+import { runRawJob } from './raw-http-client';
 import { quantile } from './stats';
 import { SyntheticBox } from './synthetic-box';
 
@@ -159,7 +163,10 @@ async function main(): Promise<void> {
       }
     };
     const w0 = now();
-    await Promise.all(Array.from({ length: concurrency }, worker));
+    if (arg('client', 'http') === 'raw') {
+      const r = await runRawJob({ url, headers: { ...PROMETHEUS_HEADERS }, requests, concurrency, warmup: 0 });
+      r.startsMs.forEach((t, i) => spans.push({ t0: t + offset, t1: t + offset + r.latenciesMs[i] }));
+    } else await Promise.all(Array.from({ length: concurrency }, worker));
     const wall = now() - w0;
     const trace = await new Promise<ServerTrace>((resolve) => {
       srv.once('message', (m: ServerTrace) => resolve(m));
@@ -227,7 +234,7 @@ function report(spans: Span[], tr: ServerTrace, wallMs: number, requests: number
   const top = rows.slice(0, Math.max(1, Math.ceil(rows.length / 100)));
   console.log(`mean split, all:      before ${all('before')} in-server ${all('inServer')} after ${all('after')} ms; collections overlapped ${all('collections')} (${all('collMs')} ms), GC overlapped ${all('gcMs')} ms, client GC ${all('clientGcMs')} ms`);
   console.log(`mean split, slowest 1%: before ${all('before', top)} in-server ${all('inServer', top)} after ${all('after', top)} ms; collections overlapped ${all('collections', top)} (${all('collMs', top)} ms), GC overlapped ${all('gcMs', top)} ms, client GC ${all('clientGcMs', top)} ms`);
-  for (const r of top.slice(0, 12)) console.log(`  ${f(r.lat)} ms = before ${f(r.before)} + server ${f(r.inServer)} + after ${f(r.after)}; ${r.collections} collections ${f(r.collMs)} ms; gc ${f(r.gcMs)} ms ${r.gcs}; client gc ${f(r.clientGcMs)} ms`);
+  for (const r of rows.slice(0, Number(arg('show', '12')))) console.log(`  ${f(r.lat)} ms = before ${f(r.before)} + server ${f(r.inServer)} + after ${f(r.after)}; ${r.collections} collections ${f(r.collMs)} ms; gc ${f(r.gcMs)} ms ${r.gcs}; client gc ${f(r.clientGcMs)} ms`);
 }
 
 if (require.main === module) {
