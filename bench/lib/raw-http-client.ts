@@ -18,22 +18,14 @@
  */
 import * as net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { LoadJob, LoadResult } from './load-client';
 
-export interface RawJob {
-  url: string;
-  headers?: Record<string, string>;
-  requests: number;
-  concurrency: number;
-  warmup: number;
-  intervalMs?: number;
-}
+// Types only: load-client.ts imports this file's code, this file only its types.
+export type RawJob = Omit<LoadJob, 'client'>;
 
-export interface RawResult {
-  latenciesMs: number[];
+export interface RawResult extends LoadResult {
   /** Each request's start, performance.now() of the client's process, in the order of latenciesMs. */
   startsMs: number[];
-  bytes: number;
-  status: number[];
 }
 
 const MAX_HEADER_BYTES = 16 * 1024;
