@@ -149,14 +149,10 @@ class Conn {
           }
           break;
         }
-        case Phase.Length: {
-          const take = Math.min(this.remaining, n - i);
-          i += take;
-          this.remaining -= take;
-          this.bodyBytes += take;
+        case Phase.Length:
+          i += this.body(n - i);
           if (this.remaining === 0) this.finish();
           break;
-        }
         case Phase.ChunkSize: {
           const b = buf[i++];
           const d = b >= 48 && b <= 57 ? b - 48 : b >= 97 && b <= 102 ? b - 87 : b >= 65 && b <= 70 ? b - 55 : -1;
@@ -168,14 +164,10 @@ class Conn {
         case Phase.ChunkExt:
           if (buf[i++] === LF) this.endSizeLine();
           break;
-        case Phase.ChunkData: {
-          const take = Math.min(this.remaining, n - i);
-          i += take;
-          this.remaining -= take;
-          this.bodyBytes += take;
+        case Phase.ChunkData:
+          i += this.body(n - i);
           if (this.remaining === 0) this.phase = Phase.ChunkDataEnd;
           break;
-        }
         case Phase.ChunkDataEnd:
           // remaining is 0 here: the next size line starts from it.
           if (buf[i++] === LF) this.phase = Phase.ChunkSize;
@@ -191,6 +183,14 @@ class Conn {
       }
     }
     if (i < n && !this.inFlight) this.broken ??= new Error('bytes past the end of a response');
+  }
+
+  /** Body bytes of the `available` read: as many as the response (or chunk) has left; how many. */
+  private body(available: number): number {
+    const take = Math.min(this.remaining, available);
+    this.remaining -= take;
+    this.bodyBytes += take;
+    return take;
   }
 
   private endSizeLine(): void {
